@@ -1,0 +1,89 @@
+"""Fixtures for browser tests: Debian's Chromium for Playwright, and a throw-away JupyterLab.
+
+The lab's kernels talk to the test emulator (the ``emulator`` fixture of ``tests/conftest.py``)
+through ``PODBOOK_URL`` and ``RUNPOD_API_KEY`` in their environment, so no key is ever written
+into a notebook.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .jupyterlab import LabServer
+
+CHROMIUM = "/usr/lib/chromium/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "browser"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder is a browser test."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    """Launch Debian's Chromium (``playwright install`` is never used here)."""
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing; run `make setup-browser` (apt-get install chromium)")
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    """A viewport large enough for a notebook and its panels."""
+    return {**browser_context_args, "viewport": {"width": 1280, "height": 900}}
+
+
+@pytest.fixture(scope="session")
+def lab_kernel_env(emulator: Any) -> dict[str, str]:
+    """Environment for the lab's kernels: podbook pointed at the test emulator."""
+    return {"PODBOOK_URL": emulator.url, "RUNPOD_API_KEY": emulator.api_key}
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab(
+    tmp_path_factory: pytest.TempPathFactory, lab_kernel_env: dict[str, str]
+) -> Iterator[LabServer]:
+    """A JupyterLab on a free loopback port with every Jupyter dir in a temp folder."""
+    lab = LabServer(base=tmp_path_factory.mktemp("jupyterlab"), kernel_env=lab_kernel_env)
+    lab.start()
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+@pytest.fixture
+def artifacts_dir() -> Path:
+    """Where screenshots are saved (``artifacts/browser``)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def console_messages(page: Any) -> list[str]:
+    """Browser console lines of the test's page, to print when a wait fails."""
+    messages: list[str] = []
+    page.on("console", lambda msg: messages.append(f"{msg.type}: {msg.text}"))
+    page.on("pageerror", lambda exc: messages.append(f"pageerror: {exc}"))
+    return messages
