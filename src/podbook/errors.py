@@ -1,0 +1,275 @@
+"""Typed exceptions shared by the client and the notebook.
+
+Every exception's ``str()`` is one readable line that says what was wrong, optionally
+followed by one ``"\\n  - <line>"`` per validation error. None of them ever carries an API
+key: the client scrubs the key from any text it copies out of a response.
+
+Nothing here imports IPython; the notebook layer decides how to show these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "APIError",
+    "BadRequest",
+    "ConfigError",
+    "Conflict",
+    "ConnectionFailed",
+    "Forbidden",
+    "InvalidRequest",
+    "LocalEmulatorError",
+    "NotFound",
+    "PaymentRequired",
+    "PodbookError",
+    "RateLimited",
+    "ServerError",
+    "Unauthorized",
+    "ValidationFailed",
+    "WaitFailed",
+    "WaitTimeout",
+    "error_class_for_status",
+]
+
+
+def _with_error_lines(head: str, errors: Iterable[str]) -> str:
+    lines = [head]
+    lines.extend(f"  - {line}" for line in errors)
+    return "\n".join(lines)
+
+
+class PodbookError(Exception):
+    """Base of every podbook error; ``str()`` is one readable line."""
+
+
+class ConfigError(PodbookError):
+    """The configuration is unusable; the message names the variable or file to fix."""
+
+
+class LocalEmulatorError(PodbookError):
+    """The local emulator could not be found or started; the message names its log file."""
+
+
+class InvalidRequest(PodbookError, ValueError):
+    """A request refused locally, before anything was sent.
+
+    ``status`` is the HTTP status the service would have answered (400 for a rule
+    conflict, 422 for a schema violation); ``errors`` lists ``"<json_path>: <message>"``.
+    """
+
+    def __init__(
+        self,
+        detail: str,
+        errors: Iterable[str] = (),
+        *,
+        status: int = 422,
+        title: str = "Invalid request",
+    ) -> None:
+        self.detail = detail
+        self.errors = list(errors)
+        self.status = status
+        self.title = title
+        super().__init__(_with_error_lines(f"{title}: {detail}", self.errors))
+
+    def __str__(self) -> str:
+        return _with_error_lines(f"{self.title}: {self.detail}", self.errors)
+
+
+class ConnectionFailed(PodbookError):
+    """The service could not be reached (refused, dropped, timed out)."""
+
+    def __init__(self, method: str, url: str, reason: str) -> None:
+        self.method = method
+        self.url = url
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"Could not reach {self.url} ({self.method}): {self.reason}"
+
+
+class APIError(PodbookError):
+    """The service answered with an error status.
+
+    Carries the problem body's ``title``, ``detail`` and ``errors`` lines, and the
+    request's ``method`` and ``url`` (the URL never contains the key; it travels in a
+    header).
+    """
+
+    status: int = 0
+
+    def __init__(
+        self,
+        status: int,
+        title: str,
+        detail: str,
+        errors: Iterable[str] = (),
+        *,
+        method: str = "",
+        url: str = "",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.errors = list(errors)
+        self.method = method
+        self.url = url
+        self.headers: dict[str, str] = dict(headers or {})
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        head = f"{self.status} {self.title}"
+        if self.detail:
+            head = f"{head}: {self.detail}"
+        return _with_error_lines(head, self.errors)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status}, title={self.title!r}, "
+            f"detail={self.detail!r}, errors={self.errors!r}, method={self.method!r}, "
+            f"url={self.url!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_api_error,
+            (
+                type(self),
+                self.status,
+                self.title,
+                self.detail,
+                self.errors,
+                self.method,
+                self.url,
+                self.headers,
+            ),
+            self.__dict__,
+        )
+
+
+def _rebuild_api_error(cls: type[APIError], *args: Any) -> APIError:
+    status, title, detail, errors, method, url, headers = args
+    err = cls.__new__(cls)
+    APIError.__init__(err, status, title, detail, errors, method=method, url=url, headers=headers)
+    return err
+
+
+class BadRequest(APIError):
+    """400: malformed request, a rule conflict, or no capacity."""
+
+    status = 400
+
+
+class Unauthorized(APIError):
+    """401: the API key is missing, malformed, expired or unknown."""
+
+    status = 401
+
+
+class PaymentRequired(APIError):
+    """402: the account's balance is insufficient."""
+
+    status = 402
+
+
+class Forbidden(APIError):
+    """403: the key is valid but lacks access (for example a read-only key writing)."""
+
+    status = 403
+
+
+class NotFound(APIError):
+    """404: the resource does not exist or is not accessible to this key."""
+
+    status = 404
+
+
+class Conflict(APIError):
+    """409: the action is not allowed now (or a cluster member changed via pod endpoints)."""
+
+    status = 409
+
+
+class ValidationFailed(APIError):
+    """422: the service's validation failed; ``errors`` lists each failure."""
+
+    status = 422
+
+
+class RateLimited(APIError):
+    """429: the rate limit was exceeded; ``retry_after`` is the wait in seconds, if given."""
+
+    status = 429
+
+    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(*args, **kwargs)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        retry_after = getattr(self, "retry_after", None)
+        if retry_after is not None and not self.errors:
+            return f"{text} (retry after {retry_after:g} s)"
+        return text
+
+
+class ServerError(APIError):
+    """5xx: the service failed."""
+
+    status = 500
+
+
+_BY_STATUS: dict[int, type[APIError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    402: PaymentRequired,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    422: ValidationFailed,
+    429: RateLimited,
+}
+
+
+def error_class_for_status(status: int) -> type[APIError]:
+    """The exception class for an HTTP error status (``APIError`` when none is specific)."""
+    if status >= 500:
+        return ServerError
+    return _BY_STATUS.get(status, APIError)
+
+
+class WaitTimeout(PodbookError, TimeoutError):
+    """Waiting for a status took longer than allowed; names the last status seen."""
+
+    def __init__(self, resource: str, wanted: str, last_status: str, timeout: float) -> None:
+        self.resource = resource
+        self.wanted = wanted
+        self.last_status = last_status
+        self.timeout = timeout
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"{self.resource} did not reach {self.wanted} within {self.timeout:g} s "
+            f"(last status {self.last_status}); wait longer with timeout=..."
+        )
+
+
+class WaitFailed(PodbookError):
+    """While waiting for one status, the resource landed in a final one (ERROR, TERMINATED)."""
+
+    def __init__(self, resource: str, wanted: str, landed: str, obj: Any = None) -> None:
+        self.resource = resource
+        self.wanted = wanted
+        self.landed = landed
+        self.obj = obj
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"{self.resource} is {self.landed} and will not reach {self.wanted}; "
+            "check its logs or create a new one"
+        )
