@@ -1,0 +1,285 @@
+// podbook cluster panel: the anywidget view of `%cluster show` (ClusterPanel, see
+// docs/architecture.md). Renders the traits `cluster`, `members`, `error` and
+// `connection`; sends nothing. Members are sorted by rank (unassigned ranks last).
+
+// <podbook-common>
+// Shared helpers of podbook's views: the single source of truth.
+//
+// anywidget loads each view's ESM from a blob URL, so a view cannot import a sibling
+// module. Each view therefore carries a copy of the block below between the
+// `<podbook-common>` markers; `npm run sync` (in js/) rewrites those copies from this file
+// and a vitest test fails when one has drifted. Edit here, never in a view's copy.
+
+/** The value the notebook side puts in place of a secret-looking env value. */
+export const MASK = "••••••";
+
+/** Lifecycle statuses whose badge pulses: the pod is on its way to RUNNING. */
+export const PENDING_STATUSES = ["PROVISIONING", "STARTING"];
+
+/**
+ * Builds an element. `attrs` keys: `class`, `text`, `title`, `on<event>` handlers,
+ * `data-*`/`aria-*`/other attributes (null or false values are left out).
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = String(value);
+    else if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A status badge; its colour and animation come from `data-status` in podbook.css. */
+export function statusBadge(status) {
+  const text = status || "UNKNOWN";
+  return h("span", {
+    class: "podbook-badge",
+    "data-status": text,
+    "data-pending": PENDING_STATUSES.includes(text) ? "true" : null,
+    text,
+  });
+}
+
+/** `2 × NVIDIA GeForce RTX 4090` for a GPU pod, `cpu5c · 4 vCPU · 16 GB` for a CPU pod. */
+export function formatShape(pod) {
+  if (pod && pod.gpu && pod.gpu.id) return `${pod.gpu.count ?? 1} × ${pod.gpu.id}`;
+  if (pod && pod.cpu && pod.cpu.id) {
+    const parts = [pod.cpu.id];
+    if (pod.cpu.vcpuCount !== undefined) parts.push(`${pod.cpu.vcpuCount} vCPU`);
+    if (pod.cpu.memory !== undefined) parts.push(`${pod.cpu.memory} GB`);
+    return parts.join(" · ");
+  }
+  return "—";
+}
+
+/** `$0.69/h`; three decimals for tiny non-zero rates so they do not read as free. */
+export function formatCost(cost) {
+  if (typeof cost !== "number" || Number.isNaN(cost)) return "—";
+  const digits = cost > 0 && cost < 0.1 ? 3 : 2;
+  return `$${cost.toFixed(digits)}/h`;
+}
+
+/** `42s`, `5m 07s`, `2h 03m`, `3d 4h`. */
+export function formatUptime(seconds) {
+  if (typeof seconds !== "number" || seconds < 0) return "—";
+  const s = Math.floor(seconds);
+  const pad = (n) => String(n).padStart(2, "0");
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+/** True for env keys the notebook masks: JUPYTER_PASSWORD, PUBLIC_KEY, *KEY*, *TOKEN*, ... */
+export function isSecretKey(key) {
+  return /KEY|TOKEN|SECRET|PASSWORD/i.test(String(key));
+}
+
+/** The env value to show: masked again here so a view never shows a secret-looking value. */
+export function displayEnvValue(key, value) {
+  return isSecretKey(key) ? MASK : String(value ?? "");
+}
+
+/** The panel's notes: the error line (`.podbook-error`) and the reconnecting note. */
+export function notices(model) {
+  const nodes = [];
+  if (model.get("connection") === "reconnecting") {
+    nodes.push(h("div", { class: "podbook-reconnecting", role: "status", text: "reconnecting…" }));
+  }
+  const error = model.get("error");
+  if (error) nodes.push(h("div", { class: "podbook-error", role: "alert", text: error }));
+  return nodes;
+}
+
+/**
+ * Copies `text` to the clipboard: the async Clipboard API where the page allows it, else a
+ * selected off-screen textarea and `document.execCommand("copy")`. Resolves to true on success.
+ */
+export async function copyText(text) {
+  try {
+    if (globalThis.navigator && navigator.clipboard && navigator.clipboard.writeText) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // Denied (no user gesture, insecure context): try the textarea fallback below.
+  }
+  const area = h("textarea", { readonly: true, "aria-hidden": "true", class: "podbook-offscreen" });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = typeof document.execCommand === "function" && document.execCommand("copy") === true;
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  return copied;
+}
+
+/**
+ * A copy button for `text`. `feedback` keeps which button last copied, so the "Copied"
+ * label survives the re-render that the next trait change causes; `rerender` redraws.
+ */
+export function copyButton(key, text, feedback, rerender) {
+  const label = feedback.key === key ? feedback.label : "Copy";
+  return h("button", {
+    class: "podbook-copy",
+    type: "button",
+    title: "Copy to clipboard",
+    "data-copy": key,
+    text: label,
+    onclick: async () => {
+      const copied = await copyText(text);
+      clearTimeout(feedback.timer);
+      feedback.key = key;
+      feedback.label = copied ? "Copied" : "Press Ctrl+C";
+      rerender();
+      feedback.timer = setTimeout(() => {
+        feedback.key = null;
+        rerender();
+      }, 1500);
+    },
+  });
+}
+
+/** Subscribes `handler` to each `change:<trait>`; returns the function that unsubscribes. */
+export function onTraits(model, traits, handler) {
+  for (const trait of traits) model.on(`change:${trait}`, handler);
+  return () => {
+    for (const trait of traits) model.off(`change:${trait}`, handler);
+  };
+}
+
+/** A `<dt>`/`<dd>` pair for a facts list, or null when there is no value to show. */
+export function fact(label, value, attrs = {}) {
+  if (value === null || value === undefined || value === "") return null;
+  return [h("dt", { text: label }), h("dd", attrs, value)];
+}
+// </podbook-common>
+
+const MEMBER_COLUMNS = ["Rank", "Role", "IP", "Status", "Name", "ID"];
+
+/** `4 pods × 8 × NVIDIA H100 80GB HBM3 (32 GPUs)`. */
+export function formatCompute(compute) {
+  if (!compute || !compute.gpuTypeId) return "—";
+  const pods = compute.podCount ?? 0;
+  const perPod = compute.gpuCountPerPod ?? 1;
+  return `${pods} pods × ${perPod} × ${compute.gpuTypeId} (${pods * perPod} GPUs)`;
+}
+
+function formatByStatus(summary) {
+  const counts = Object.entries((summary && summary.byStatus) || {});
+  if (!counts.length) return summary && summary.total !== undefined ? `${summary.total}` : "—";
+  return counts.map(([status, n]) => `${n} ${status}`).join(" · ");
+}
+
+function byRank(a, b) {
+  const ra = a.cluster && typeof a.cluster.rank === "number" ? a.cluster.rank : Infinity;
+  const rb = b.cluster && typeof b.cluster.rank === "number" ? b.cluster.rank : Infinity;
+  return ra - rb;
+}
+
+function header(cluster) {
+  return h(
+    "div",
+    { class: "podbook-header" },
+    h("span", { class: "podbook-badge", "data-type": cluster.type || "", text: cluster.type || "CLUSTER" }),
+    h("span", { class: "podbook-name", text: cluster.name || "(unnamed cluster)" }),
+    h("code", { class: "podbook-id", text: cluster.id || "" }),
+  );
+}
+
+
+function facts(cluster, feedback, rerender) {
+  const primary = cluster.primary;
+  const endpoint = primary && primary.sshEndpoint;
+  return h(
+    "dl",
+    { class: "podbook-facts" },
+    fact("Compute", formatCompute(cluster.compute), { "data-field": "compute" }),
+    fact("Data center", cluster.dataCenterId || "—", { "data-field": "dataCenterId" }),
+    fact("Network", cluster.network ? cluster.network.cidr : "—", { "data-field": "network" }),
+    fact("Members", formatByStatus(cluster.pods), { "data-field": "pods" }),
+    fact(
+      "Primary SSH",
+      endpoint
+        ? [
+            h("code", { class: "podbook-command", text: endpoint }),
+            copyButton("primary-ssh", endpoint, feedback, rerender),
+          ]
+        : primary
+          ? `${primary.podId} (${primary.status}): not reachable yet`
+          : "not placed yet",
+      { "data-field": "primary", "data-ssh": endpoint ? "primary" : null },
+    ),
+  );
+}
+
+function memberRow(pod) {
+  const membership = pod.cluster || {};
+  const rank = typeof membership.rank === "number" ? String(membership.rank) : "";
+  return h(
+    "tr",
+    {
+      "data-rank": rank,
+      "data-role": membership.role || "",
+      "data-status": pod.status || "",
+      "data-pod-id": pod.id || "",
+    },
+    h("td", { class: "podbook-num", text: rank || "—" }),
+    h("td", { text: membership.role || "—" }),
+    h("td", {}, membership.ip ? h("code", { text: membership.ip }) : "—"),
+    h("td", {}, statusBadge(pod.status)),
+    h("td", { class: "podbook-name", text: pod.name || "" }),
+    h("td", {}, h("code", { class: "podbook-id", text: pod.id || "" })),
+  );
+}
+
+function membersTable(members) {
+  if (!members.length) return h("div", { class: "podbook-empty", text: "No member pods yet." });
+  return h(
+    "table",
+    { class: "podbook-table podbook-members" },
+    h("thead", {}, h("tr", {}, MEMBER_COLUMNS.map((name) => h("th", { text: name })))),
+    h("tbody", {}, [...members].sort(byRank).map(memberRow)),
+  );
+}
+
+/** Renders the cluster panel into `el`; returns the cleanup that anywidget calls on dispose. */
+function render({ model, el }) {
+  const root = h("div", { class: "podbook podbook-cluster" });
+  el.append(root);
+  const feedback = { key: null, label: "", timer: null };
+
+  function rerender() {
+    const cluster = model.get("cluster") || {};
+    root.setAttribute("data-cluster-id", cluster.id || "");
+    root.setAttribute("data-type", cluster.type || "");
+    root.replaceChildren(
+      header(cluster),
+      ...notices(model),
+      facts(cluster, feedback, rerender),
+      membersTable(model.get("members") || []),
+    );
+  }
+
+  const unsubscribe = onTraits(model, ["cluster", "members", "error", "connection"], rerender);
+  rerender();
+  return () => {
+    unsubscribe();
+    clearTimeout(feedback.timer);
+    root.remove();
+  };
+}
+
+export default { render };
