@@ -1,0 +1,174 @@
+"""Every notebook in ``notebooks/`` runs headless against an emulator, cleanly and secret-free.
+
+Each notebook is executed with nbclient in a real kernel pointed at the test emulator through
+``PODBOOK_URL`` and ``RUNPOD_API_KEY``. While it runs, a watcher reads the account's pods over
+HTTP and remembers every secret-looking env value (a generated ``JUPYTER_PASSWORD``, say);
+afterwards none of them, nor the API key, may appear anywhere in the saved notebook: outputs,
+widget state or metadata.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from podbook.api.secrets import is_secret_name
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+CLEARED_ENV = (
+    "RUNPOD_API_KEY",
+    "RUNPOD_PROFILE",
+    "PODBOOK_URL",
+    "PODBOOK_REST_URL",
+    "PODBOOK_QUEUE_URL",
+    "PODBOOK_V1_URL",
+    "PODBOOK_LOCAL",
+    "PODBOOK_HOME",
+)
+# Values shorter than this are too common to search for meaningfully.
+MIN_SECRET_LENGTH = 8
+
+by_name = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+
+
+class PodWatcher:
+    """Polls ``GET /v2/pods?includeClusterPods=true`` in a thread while a notebook runs."""
+
+    def __init__(self, url: str, api_key: str, interval: float = 0.1) -> None:
+        self._http = httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {api_key}"}, timeout=5
+        )
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.secrets: set[str] = set()
+        self.pod_ids: set[str] = set()
+
+    def pods(self) -> list[dict[str, Any]]:
+        """The account's pods now, cluster members included."""
+        response = self._http.get("/v2/pods", params={"includeClusterPods": "true"})
+        response.raise_for_status()
+        body = response.json()
+        return body["pods"] if isinstance(body, dict) else body
+
+    def _record(self) -> None:
+        for pod in self.pods():
+            self.pod_ids.add(pod["id"])
+            for name, value in (pod.get("env") or {}).items():
+                if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH:
+                    self.secrets.add(value)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(httpx.HTTPError):
+                self._record()
+            self._stop.wait(self._interval)
+
+    def __enter__(self) -> PodWatcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._http.close()
+
+
+def kernel_env(emulator: Any, home: Path) -> dict[str, str]:
+    """The kernel's environment: podbook pointed at the test emulator, nothing of the user's."""
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env.update(
+        PODBOOK_URL=emulator.url,
+        RUNPOD_API_KEY=emulator.api_key,
+        PODBOOK_HOME=str(home / "podbook"),
+        IPYTHONDIR=str(home / "ipython"),
+    )
+    return env
+
+
+def error_outputs(nb: nbformat.NotebookNode) -> list[str]:
+    """One line per error output or stderr stream in the notebook."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                found.append(f"cell {index}: {out.get('ename')}: {out.get('evalue')}")
+            elif out.get("output_type") == "stream" and out.get("name") == "stderr":
+                found.append(f"cell {index} stderr: {out.get('text', '').strip()[:200]}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def executed(
+    request: pytest.FixtureRequest, emulator: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """Run the notebook at ``request.param`` once; yield (saved text, nb, watcher, before, after)."""
+    path: Path = request.param
+    tmp_path = tmp_path_factory.mktemp(path.stem)
+    nb = nbformat.read(path, as_version=4)
+    with PodWatcher(emulator.url, emulator.api_key) as watcher:
+        before = {pod["id"] for pod in watcher.pods()}
+        client = NotebookClient(
+            nb,
+            timeout=120,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(path.parent)}},
+        )
+        client.execute(env=kernel_env(emulator, tmp_path))
+        after = {pod["id"] for pod in watcher.pods()}
+    saved = tmp_path / path.name
+    nbformat.write(nb, saved)
+    yield saved.read_text(), nb, watcher, before, after
+
+
+@by_name
+def test_notebook_is_committed_without_outputs(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    dirty = [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)
+    ]
+    assert not dirty, f"{path.name}: clear the outputs of cells {dirty} before committing"
+    assert "widgets" not in nb.metadata, f"{path.name}: saved widget state; clear it"
+
+
+@pytest.mark.parametrize("executed", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS], indirect=True)
+def test_notebook_runs_without_errors_or_secrets(executed: Any, emulator: Any) -> None:
+    text, nb, watcher, before, after = executed
+    assert error_outputs(nb) == []
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code_cells), "some code cells did not run"
+
+    assert emulator.api_key not in text, "the API key reached the saved notebook"
+    leaked = sorted(s for s in watcher.secrets if s in text)
+    assert not leaked, f"{len(leaked)} secret env value(s) reached the saved notebook"
+    # The notebook cleans up after itself: nothing it created is left running.
+    assert after <= before, f"pods left behind: {sorted(after - before)}"
+
+
+@pytest.mark.parametrize("executed", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS], indirect=True)
+def test_notebook_panels_are_saved_as_widgets(executed: Any) -> None:
+    text, nb, *_ = executed
+    views = [
+        out
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
+    ]
+    if "%pod" not in text:
+        pytest.skip("this notebook shows no pod panel")
+    assert views, "no widget view was saved: the panels did not display"
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    assert "podbook" in state or "anywidget" in state, "widget state missing from the metadata"
