@@ -1,0 +1,135 @@
+"""The ``podbook`` command line: ``podbook emulator ...`` (later ``worker``, ``worker-env``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+DEFAULT_PORT = 8765
+
+
+def default_home() -> Path:
+    """``$PODBOOK_HOME`` or ``~/.podbook``."""
+    return Path(os.environ.get("PODBOOK_HOME") or Path.home() / ".podbook").expanduser()
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
+    return value
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0-65535; 0 picks a free one)")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="podbook", description=__doc__)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    emu = commands.add_parser(
+        "emulator",
+        help="run the local emulator of the cloud's REST and queue interface",
+        description="Run the local emulator (REST v2, queue, REST v1 on one port).",
+    )
+    emu.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    emu.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any)"
+    )
+    emu.add_argument("--db", type=Path, help="SQLite file (default HOME/emulator.db)")
+    emu.add_argument(
+        "--api-key", help="the default account's full key (default: reuse or generate one)"
+    )
+    emu.add_argument("--config", type=Path, help="TOML file with further accounts and quotas")
+    emu.add_argument(
+        "--home", type=Path, help="state directory (default $PODBOOK_HOME or ~/.podbook)"
+    )
+    emu.add_argument("--provision-seconds", type=_positive_seconds, default=2.0)
+    emu.add_argument("--start-seconds", type=_positive_seconds, default=2.0)
+    emu.add_argument(
+        "--rate-limit",
+        action="append",
+        default=[],
+        metavar="WINDOW=N",
+        help="requests per window per account (minute, hour, day); repeatable",
+    )
+    emu.set_defaults(run=run_emulator)
+    return parser
+
+
+def run_emulator(args: argparse.Namespace) -> int:
+    """``podbook emulator``: serve until interrupted."""
+    from podbook.emulator.app import generate_api_key
+    from podbook.emulator.server import configure_logging, serve
+    from podbook.emulator.settings import (
+        DEFAULT_QUOTAS,
+        EmulatorSettings,
+        SettingsError,
+        load_config,
+        parse_quota,
+    )
+
+    home: Path = (args.home or default_home()).expanduser()
+    try:
+        accounts, quotas = load_config(args.config) if args.config else ([], {})
+        for text in args.rate_limit:
+            name, value = parse_quota(text)
+            quotas[name] = value
+    except SettingsError as exc:
+        print(f"podbook emulator: {exc}", file=sys.stderr)
+        return 2
+    print_key = False
+    api_key = args.api_key
+    if api_key is not None and (not api_key.strip() or any(c.isspace() for c in api_key)):
+        print(
+            "podbook emulator: --api-key must be a non-empty string without spaces", file=sys.stderr
+        )
+        return 2
+    if api_key is None:
+        key_file = home / "emulator.key"
+        try:
+            api_key = key_file.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            api_key = None
+        if api_key is None:
+            api_key = generate_api_key()
+            print_key = True
+    settings = EmulatorSettings(
+        db_path=(args.db or home / "emulator.db").expanduser(),
+        api_key=api_key,
+        accounts=accounts,
+        provision_seconds=args.provision_seconds,
+        start_seconds=args.start_seconds,
+        quotas={**DEFAULT_QUOTAS, **quotas},
+    )
+    configure_logging()
+    try:
+        return serve(settings, host=args.host, port=args.port, home=home, print_key=print_key)
+    except OSError as exc:
+        print(
+            f"podbook emulator: cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
+            "pick another --port (0 picks a free one)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``podbook`` script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.run(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

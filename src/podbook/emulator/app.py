@@ -1,0 +1,107 @@
+"""The emulator's ASGI application.
+
+One port serves every base: REST v2 under explicit prefixes (``/v2/pods``, ``/v2/clusters``,
+``/v2/catalog``, ``/v2/account``, ``/v2/registries``, ``/v2/templates``), REST v1
+(``/v1/containerregistryauth/{id}``), and later the queue under ``/v2/{endpoint_id}/...``,
+which therefore must be mounted after the explicit prefixes. ``GET /healthz`` needs no key.
+Every error is problem+json, unknown routes (404, 405) and internal errors (500, without a
+traceback) included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+import podbook
+from podbook.emulator.context import Emulator
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.problems import Problem, problem_response
+from podbook.emulator.ratelimit import RateLimiter
+from podbook.emulator.settings import DEFAULT_ACCOUNT_ID, EmulatorSettings
+from podbook.emulator.store import Store
+
+log = logging.getLogger("podbook.emulator")
+
+
+def generate_api_key() -> str:
+    """A fresh API key for the default account."""
+    return "pbk_" + secrets.token_urlsafe(32)
+
+
+def seed_accounts(store: Store, settings: EmulatorSettings) -> None:
+    """Register the default account's key and every configured account, key and template."""
+    store.ensure_account(DEFAULT_ACCOUNT_ID)
+    store.add_key(settings.api_key, DEFAULT_ACCOUNT_ID, "full")
+    for spec in settings.accounts:
+        account = store.ensure_account(spec.id)
+        for key in spec.keys:
+            store.add_key(key, spec.id, "full")
+        for key in spec.readonly_keys:
+            store.add_key(key, spec.id, "readonly")
+        if spec.ssh_keys is not None and account.get("sshKeys") != spec.ssh_keys:
+            store.save_account({**account, "sshKeys": list(spec.ssh_keys)})
+        for template in spec.templates:
+            if store.templates.get(spec.id, template["id"]) is None:
+                from podbook.emulator.templates import normalize_template
+
+                store.templates.put(spec.id, normalize_template(template))
+
+
+async def healthz(request: Request) -> Response:
+    """Liveness probe: no key needed."""
+    return json_response({"ok": True, "version": podbook.__version__})
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    if status == 404:
+        detail = f"no route {request.url.path}; check the URL and the API base"
+    elif status == 405:
+        detail = f"method {request.method} is not allowed on {request.url.path}"
+    else:
+        detail = exc.detail or "request refused"
+    return problem_response(Problem(status, detail, headers=dict(exc.headers or {})))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    log.error("internal error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    return problem_response(Problem(500, "the emulator failed to handle this request; see its log"))
+
+
+def build_routes() -> list[BaseRoute]:
+    """Every route, explicit REST prefixes first."""
+    from podbook.emulator.routes import rest_routes
+
+    return [Route("/healthz", healthz, methods=["GET"]), *rest_routes()]
+
+
+def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starlette:
+    """Build the emulator application over ``settings`` (opens the SQLite file)."""
+    store = store or Store(settings.db_path)
+    seed_accounts(store, settings)
+    emulator = Emulator(settings=settings, store=store, limiter=RateLimiter(settings.quotas))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            store.close()
+
+    app = Starlette(
+        routes=build_routes(),
+        exception_handlers={HTTPException: _http_exception, Exception: _internal_error},
+        lifespan=lifespan,
+    )
+    app.state.emulator = emulator
+    return app

@@ -1,0 +1,62 @@
+"""Bearer authentication: which account a request acts for, and with which scope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from podbook.emulator.problems import Problem
+from podbook.emulator.store import Store
+
+FULL = "full"
+READONLY = "readonly"
+
+_FIX = "send 'Authorization: Bearer <API_KEY>' with a key of this emulator"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The authenticated caller: an account and the scope of the key used."""
+
+    account_id: str
+    scope: str
+
+    @property
+    def can_write(self) -> bool:
+        """Whether the key may change state."""
+        return self.scope == FULL
+
+
+def extract_key(authorization: str | None, *, allow_bare: bool = False) -> str:
+    """The key of an ``Authorization`` header value, or a 401 :class:`Problem`.
+
+    The header value is never put into any message.
+    """
+    if not authorization:
+        raise Problem(401, f"missing Authorization header; {_FIX}")
+    scheme, _, token = authorization.strip().partition(" ")
+    if token and scheme.lower() == "bearer":
+        token = token.strip()
+    elif allow_bare and not token:
+        token = scheme
+    else:
+        raise Problem(401, f"malformed Authorization header; {_FIX}")
+    if not token or any(ch.isspace() for ch in token):
+        raise Problem(401, f"malformed Authorization header; {_FIX}")
+    return token
+
+
+def authenticate(store: Store, authorization: str | None, *, allow_bare: bool = False) -> Caller:
+    """Resolve the caller of a request, or raise a 401 :class:`Problem`."""
+    found = store.lookup_key(extract_key(authorization, allow_bare=allow_bare))
+    if found is None:
+        raise Problem(401, f"invalid API key; {_FIX}")
+    return Caller(account_id=found[0], scope=found[1])
+
+
+def require_write(caller: Caller) -> None:
+    """403 unless the caller's key may change state."""
+    if not caller.can_write:
+        raise Problem(
+            403,
+            "this API key is read-only and cannot change resources; use a full-access key",
+        )

@@ -1,0 +1,177 @@
+"""Shared fixtures: a real emulator process on loopback, and a client pointed at it.
+
+``emulator`` (session): ``python -m podbook emulator`` on a free port with a temporary
+database and home, fast lifecycle (provision and start 0.2 s each), and three keys:
+``api_key`` (account A, full), ``readonly_key`` (account A, read-only) and ``other_key``
+(account B, full). ``emulator.restart()`` stops it and starts it again on the same port and
+database. ``start_emulator(...)`` starts further, independent instances (e.g. a tiny quota).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+FAST = ("--provision-seconds", "0.2", "--start-seconds", "0.2")
+
+
+class EmulatorProcess:
+    """An emulator subprocess with its URL, keys and files."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        extra_args: tuple[str, ...] = (),
+        config_text: str | None = None,
+        timings: tuple[str, ...] = FAST,
+    ) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db = root / "emulator.db"
+        self.api_key = "pbk_a_" + secrets.token_hex(16)
+        self.readonly_key = "pbk_ro_" + secrets.token_hex(16)
+        self.other_key = "pbk_b_" + secrets.token_hex(16)
+        self.config = root / "accounts.toml"
+        self.config.write_text(
+            config_text
+            if config_text is not None
+            else (
+                "[[accounts]]\n"
+                'id = "default"\n'
+                f'readonly_keys = ["{self.readonly_key}"]\n\n'
+                "[[accounts]]\n"
+                'id = "account-b"\n'
+                f'keys = ["{self.other_key}"]\n'
+            ),
+            encoding="utf-8",
+        )
+        self.stdout_path = root / "stdout.txt"
+        self.log_path = root / "emulator.log"
+        self.extra_args = extra_args
+        self.timings = timings
+        self.port = 0
+        self.url = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        """The command line that starts this emulator."""
+        return [
+            sys.executable,
+            "-m",
+            "podbook",
+            "emulator",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--db",
+            str(self.db),
+            "--home",
+            str(self.home),
+            "--api-key",
+            self.api_key,
+            "--config",
+            str(self.config),
+            *self.timings,
+            *self.extra_args,
+        ]
+
+    def start(self, timeout: float = 20.0) -> None:
+        """Start the process and wait until it announces its URL and answers /healthz."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with self.stdout_path.open("ab") as out, self.log_path.open("ab") as err:
+            start_offset = out.tell()
+            self.proc = subprocess.Popen(
+                self.command(), stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env
+            )
+        deadline = time.monotonic() + timeout
+        prefix = "podbook emulator listening on "
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"emulator exited with {self.proc.returncode}: "
+                    f"{self.log_path.read_text(errors='replace')[-2000:]}"
+                )
+            text = self.stdout_path.read_bytes()[start_offset:].decode(errors="replace")
+            for line in text.splitlines():
+                if line.startswith(prefix):
+                    self.url = line[len(prefix) :].strip()
+                    self.port = int(self.url.rsplit(":", 1)[1])
+                    if httpx.get(f"{self.url}/healthz", timeout=5).status_code == 200:
+                        return
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError("emulator did not announce itself in time")
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+
+    def restart(self) -> None:
+        """Stop and start again on the same port and database."""
+        self.stop()
+        self.start()
+
+    def headers(self, key: str | None = None) -> dict[str, str]:
+        """Authorization headers for ``key`` (default: account A's full key)."""
+        return {"Authorization": f"Bearer {key or self.api_key}"}
+
+    def http(self, key: str | None = None) -> httpx.Client:
+        """A raw httpx client on the emulator's base URL with ``key``."""
+        return httpx.Client(base_url=self.url, headers=self.headers(key), timeout=10)
+
+
+@pytest.fixture(scope="session")
+def start_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """Factory: ``start_emulator(extra_args=(...), config_text=...)`` → a started process."""
+    started: list[EmulatorProcess] = []
+
+    def factory(**kwargs: object) -> EmulatorProcess:
+        process = EmulatorProcess(tmp_path_factory.mktemp("emulator"), **kwargs)  # type: ignore[arg-type]
+        process.start()
+        started.append(process)
+        return process
+
+    yield factory
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def emulator(start_emulator: object) -> EmulatorProcess:
+    """A real emulator process shared by the session (fast lifecycle, accounts A and B)."""
+    return start_emulator()  # type: ignore[operator]
+
+
+@pytest.fixture
+def client(emulator: EmulatorProcess) -> Iterator[object]:
+    """A ``podbook.Client`` pointed at the session emulator with account A's full key."""
+    from podbook import Client
+
+    c = Client(
+        api_key=emulator.api_key, rest_url=emulator.url, queue_url=emulator.url, v1_url=emulator.url
+    )
+    try:
+        yield c
+    finally:
+        close = getattr(c, "close", None)
+        if close is not None:
+            close()
