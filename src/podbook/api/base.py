@@ -1,0 +1,98 @@
+"""Base classes shared by every wire model.
+
+Python attributes are snake_case; on the wire they are camelCase (``data_center_ids`` ↔
+``dataCenterIds``). Request models are strict: unknown properties are refused and no value
+is coerced (``"1"`` is not an integer). Response models are tolerant: the real service adds
+fields over time, so unknown properties are kept rather than refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any, ClassVar, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from .secrets import mask_env
+
+__all__ = ["WireModel", "RequestModel", "ResponseModel", "Omittable", "to_wire"]
+
+T = TypeVar("T")
+
+
+class WireModel(BaseModel):
+    """Common configuration: camelCase aliases, population by either name."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        serialize_by_alias=True,
+    )
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """Like pydantic's, but secret-looking values of an ``env`` field are masked."""
+        for name, value in super().__repr_args__():
+            if name == "env" and isinstance(value, dict):
+                value = mask_env(value)
+            yield name, value
+
+
+class RequestModel(WireModel):
+    """A request body. Unknown properties are refused; values are not coerced.
+
+    Two hooks let a request add the rules a pydantic schema cannot express; both return
+    error lines ``"<json_path>: <message>"`` and are called by ``validate_request``:
+    ``schema_violations`` (class method, on the raw JSON object, → 422) and
+    ``rule_violations`` (on the validated model, cross-field rules, → 400).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    property_hints: ClassVar[dict[str, str]] = {}
+    """Extra words for specific unknown top-level properties (e.g. create-only flags)."""
+
+    @classmethod
+    def schema_violations(cls, body: dict[str, Any]) -> list[str]:
+        """Schema rules beyond the field types (e.g. conditional requirements) → 422."""
+        return []
+
+    @classmethod
+    def misplaced_properties(cls, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """Remove properties that are a rule violation (400) rather than unknown (422).
+
+        Returns the body without them and the error lines to report.
+        """
+        return body, []
+
+    def rule_violations(self) -> list[str]:
+        """Cross-field rules checked after the schema → 400."""
+        return []
+
+
+class ResponseModel(WireModel):
+    """A response body. Unknown properties are kept (the service adds fields)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def _reject_null(value: Any) -> Any:
+    if value is None:
+        raise PydanticCustomError("null_not_allowed", "must not be null; omit the property instead")
+    return value
+
+
+Omittable = Annotated[T | None, AfterValidator(_reject_null)]
+"""A property that may be omitted but, when sent, must not be ``null``."""
+
+
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """Dump ``model`` as the JSON object sent on the wire.
+
+    camelCase keys; only the properties that were set (so defaults the service applies itself,
+    such as ``cloud``, are not sent unless chosen); JSON-ready values (datetimes as ISO strings).
+    Secret values (registry passwords) are revealed here, since the wire needs them; they are
+    hidden from ``repr``.
+    """
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
