@@ -1,0 +1,128 @@
+"""The asynchronous face: :class:`AsyncClient`."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import SecretStr
+
+from podbook.client.config import Settings, resolve_settings
+from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
+from podbook.client.resources import (
+    AsyncAccount,
+    AsyncCatalog,
+    AsyncClusters,
+    AsyncPods,
+    AsyncRegistries,
+)
+
+__all__ = ["AsyncClient"]
+
+T = TypeVar("T")
+
+
+class AsyncClient:
+    """The async twin of :class:`~podbook.client.Client`: same resources, awaitable methods.
+
+    Configuration is resolved when it is built (which may start the local emulator, a
+    short blocking step); use ``async with AsyncClient() as client`` or ``await
+    client.aclose()``.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | SecretStr | None = None,
+        url: str | None = None,
+        rest_url: str | None = None,
+        queue_url: str | None = None,
+        v1_url: str | None = None,
+        local: bool | None = None,
+        settings: Settings | None = None,
+        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if settings is None:
+            settings = resolve_settings(
+                api_key=api_key,
+                url=url,
+                rest_url=rest_url,
+                queue_url=queue_url,
+                v1_url=v1_url,
+                local=local,
+            )
+        self._core = ClientCore(settings, retry or RetryPolicy())
+        self._http = httpx.AsyncClient(
+            headers=self._core.default_headers(),
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=False,
+        )
+        self.pods = AsyncPods(self)
+        self.clusters = AsyncClusters(self)
+        self.catalog = AsyncCatalog(self)
+        self.account = AsyncAccount(self)
+        self.registries = AsyncRegistries(self)
+
+    @property
+    def settings(self) -> Settings:
+        """The resolved target (URLs, where the key came from; the key stays hidden)."""
+        return self._core.settings
+
+    @property
+    def target(self) -> str:
+        """One line naming where this client points."""
+        return self._core.settings.describe()
+
+    @property
+    def rate_limit(self) -> Any:
+        """The quota announced by the latest response (``RateLimit`` headers), or None."""
+        return self._core.rate_limit
+
+    async def request(self, call: Call[T]) -> T:
+        """Send ``call`` (retrying as the retry policy allows) and return its result."""
+        attempt = 0
+        waited = 0.0
+        while True:
+            attempt += 1
+            request = self._core.build_request(self._http, call)
+            try:
+                response = await self._http.send(request)
+            except httpx.TransportError as exc:
+                delay = self._core.retry.delay_after_error(call, exc, attempt, waited)
+                if delay is None:
+                    raise self._core.connection_failed(call, exc) from exc
+            else:
+                self._core.record_rate_limit(response)
+                delay = self._core.retry.delay_after_response(call, response, attempt, waited)
+                if delay is None:
+                    return self._core.finish(call, response)
+                await response.aclose()
+            await asyncio.sleep(delay)
+            waited += delay
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    async def close(self) -> None:
+        """Alias of :meth:`aclose`."""
+        await self.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<podbook.AsyncClient: {self.target}>"

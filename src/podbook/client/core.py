@@ -1,0 +1,308 @@
+"""The I/O-free core shared by :class:`~podbook.client.Client` and ``AsyncClient``.
+
+A resource method describes its request as a :class:`Call` (method, base, path, query,
+JSON body, and how to turn the answer into models). :class:`ClientCore` turns a ``Call``
+into an ``httpx.Request`` and an ``httpx.Response`` into the call's result or a typed
+exception, and :class:`RetryPolicy` decides whether and when to try again. The sync and
+async faces only send requests and sleep.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import httpx
+from pydantic import ValidationError
+
+from podbook import __version__
+from podbook.client.config import Settings
+from podbook.errors import (
+    APIError,
+    ConnectionFailed,
+    InvalidRequest,
+    RateLimited,
+    error_class_for_status,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Call",
+    "ClientCore",
+    "RetryPolicy",
+    "error_from_response",
+    "parse_retry_after",
+]
+
+T = TypeVar("T")
+Base = Literal["rest", "queue", "v1"]
+
+logger = logging.getLogger("podbook.client")
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"})
+_MAX_DETAIL = 300
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request to make and how to read its answer.
+
+    ``parse`` turns the decoded JSON body into the result (``None`` for calls that answer
+    204 or whose body does not matter).
+    """
+
+    method: str
+    path: str
+    base: Base = "rest"
+    params: Mapping[str, str] | None = None
+    json: Any = None
+    parse: Callable[[Any], T] | None = None
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether sending it twice has the same effect as once (safe to retry on 5xx)."""
+        return self.method.upper() in IDEMPOTENT_METHODS
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When to try a request again.
+
+    - 429: any method (the service did not act on it), after ``Retry-After``;
+    - 5xx and dropped connections: idempotent methods only (never a POST whose fate is
+      unknown); a POST is retried only when the connection was never established;
+    - at most ``max_attempts`` tries in all and ``max_wait`` seconds of sleeping in all;
+      a wait that would exceed the budget is not started: the error is raised at once.
+    """
+
+    max_attempts: int = 4
+    max_wait: float = 30.0
+    backoff: float = 0.25
+    max_backoff: float = 4.0
+
+    def backoff_delay(self, attempt: int) -> float:
+        """Exponential backoff after the ``attempt``-th try (1-based)."""
+        return min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+
+    def _within_budget(self, attempt: int, waited: float, delay: float) -> float | None:
+        if attempt >= self.max_attempts or waited + delay > self.max_wait:
+            return None
+        return max(0.0, delay)
+
+    def delay_after_response(
+        self, call: Call[Any], response: httpx.Response, attempt: int, waited: float
+    ) -> float | None:
+        """Seconds to wait before retrying after ``response``, or None to not retry."""
+        status = response.status_code
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        if status == 429 or status >= 500 and call.idempotent:
+            delay = retry_after if retry_after is not None else self.backoff_delay(attempt)
+        else:
+            return None
+        return self._within_budget(attempt, waited, delay)
+
+    def delay_after_error(
+        self, call: Call[Any], error: httpx.TransportError, attempt: int, waited: float
+    ) -> float | None:
+        """Seconds to wait before retrying after a transport error, or None."""
+        never_sent = isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))
+        if not (call.idempotent or never_sent):
+            return None
+        return self._within_budget(attempt, waited, self.backoff_delay(attempt))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: an integer, or an HTTP date turned into a delay."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _scrub(text: str, secret: str | None) -> str:
+    if secret and secret in text:
+        return text.replace(secret, "**********")
+    return text
+
+
+def _compact(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MAX_DETAIL else line[: _MAX_DETAIL - 1] + "…"
+
+
+def _problem_fields(response: httpx.Response) -> tuple[str | None, str, list[str]]:
+    """(title, detail, errors) from a problem+json, ``{"error": ...}`` or other body."""
+    text = response.text
+    try:
+        body = response.json()
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if isinstance(body, dict):
+        errors = body.get("errors")
+        lines = [str(e) for e in errors] if isinstance(errors, list) else []
+        title = body.get("title") if isinstance(body.get("title"), str) else None
+        if "detail" in body or "title" in body:
+            return title, str(body.get("detail") or ""), lines
+        if "error" in body:
+            error = body["error"]
+            detail = error if isinstance(error, str) else json.dumps(error)
+            return title, detail, lines
+        if "message" in body:
+            return title, str(body["message"]), lines
+    if not text.strip():
+        return None, "the response had no body", []
+    content_type = response.headers.get("Content-Type", "").split(";")[0].strip()
+    if content_type == "text/html" or text.lstrip().startswith("<"):
+        return None, f"the service answered with an HTML page ({len(text)} bytes)", []
+    return None, _compact(text), []
+
+
+def error_from_response(response: httpx.Response, secret: str | None = None) -> APIError:
+    """The typed exception for an error ``response`` (problem+json or not).
+
+    ``secret`` (the API key) is scrubbed from every text copied out of the response.
+    """
+    status = response.status_code
+    title, detail, lines = _problem_fields(response)
+    title = title or response.reason_phrase or "Error"
+    cls = error_class_for_status(status)
+    request = response.request
+    kwargs: dict[str, Any] = {
+        "method": request.method,
+        "url": str(request.url),
+        "headers": {
+            k: v
+            for k, v in response.headers.items()
+            if k.lower() in {"retry-after", "ratelimit", "ratelimit-policy", "content-type"}
+        },
+    }
+    if cls is RateLimited:
+        kwargs["retry_after"] = parse_retry_after(response.headers.get("Retry-After"))
+    return cls(
+        status,
+        _scrub(title, secret),
+        _scrub(detail, secret),
+        [_scrub(line, secret) for line in lines],
+        **kwargs,
+    )
+
+
+def _unexpected(response: httpx.Response, reason: str) -> APIError:
+    request = response.request
+    return APIError(
+        response.status_code,
+        "Unexpected response",
+        f"{reason}; the service may be newer than this podbook, or not a RunPod-style API",
+        method=request.method,
+        url=str(request.url),
+    )
+
+
+def invalid_request_from(exc: Exception) -> InvalidRequest:
+    """Turn ``podbook.api``'s ``RequestRejected`` (or a pydantic error) into InvalidRequest."""
+    if isinstance(exc, ValidationError):
+        lines = [f"$.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()]
+        return InvalidRequest("the request failed validation", lines, status=422)
+    status = getattr(exc, "status", 422)
+    detail = getattr(exc, "detail", None) or str(exc)
+    title = getattr(exc, "title", None) or "Invalid request"
+    return InvalidRequest(detail, getattr(exc, "errors", None) or [], status=status, title=title)
+
+
+@dataclass
+class ClientCore:
+    """State and pure logic shared by both faces: settings, retry policy, latest quota."""
+
+    settings: Settings
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    rate_limit: Any = None
+
+    @property
+    def _secret(self) -> str | None:
+        key = self.settings.api_key
+        return key.get_secret_value() if key is not None else None
+
+    def default_headers(self) -> dict[str, str]:
+        """Headers sent with every request (the key travels only here)."""
+        headers = {"Accept": "application/json", "User-Agent": f"podbook/{__version__}"}
+        if self._secret:
+            headers["Authorization"] = f"Bearer {self._secret}"
+        return headers
+
+    def base_url(self, base: Base) -> str:
+        """The base URL of one of the three interfaces."""
+        return {
+            "rest": self.settings.rest_url,
+            "queue": self.settings.queue_url,
+            "v1": self.settings.v1_url,
+        }[base]
+
+    def build_request(
+        self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]
+    ) -> httpx.Request:
+        """The ``httpx.Request`` for ``call`` (auth and user agent come from ``http``)."""
+        return http.build_request(
+            call.method,
+            self.base_url(call.base) + call.path,
+            params=dict(call.params) if call.params else None,
+            json=call.json,
+        )
+
+    def record_rate_limit(self, response: httpx.Response) -> None:
+        """Keep the quota announced by ``response``'s ``RateLimit`` headers, if any."""
+        parsed = parse_rate_limit_headers(response.headers)
+        if parsed is not None:
+            self.rate_limit = parsed
+
+    def finish(self, call: Call[T], response: httpx.Response) -> T:
+        """The result of ``call`` from its final ``response``, or raise its typed error."""
+        logger.debug(
+            "%s %s -> %s", response.request.method, response.request.url, response.status_code
+        )
+        if response.status_code >= 400:
+            raise error_from_response(response, self._secret)
+        if call.parse is None:
+            return None  # type: ignore[return-value]
+        if response.status_code == 204 or not response.content:
+            body: Any = None
+        else:
+            try:
+                body = response.json()
+            except (ValueError, UnicodeDecodeError):
+                raise _unexpected(response, "the body is not JSON") from None
+        try:
+            return call.parse(body)
+        except (ValidationError, KeyError, TypeError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise _unexpected(response, f"cannot read the answer ({reason})") from None
+
+    def connection_failed(self, call: Call[Any], exc: httpx.TransportError) -> ConnectionFailed:
+        """The error for a request that never got an answer."""
+        reason = _scrub(str(exc) or type(exc).__name__, self._secret)
+        return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason)
+
+
+def parse_rate_limit_headers(headers: Mapping[str, str]) -> Any:
+    """The quota in ``RateLimit`` / ``RateLimit-Policy``, or None when absent or unreadable."""
+    if "ratelimit" not in {k.lower() for k in headers}:
+        return None
+    from podbook.api import ratelimit
+
+    try:
+        return ratelimit.parse_headers(headers)
+    except (ValueError, TypeError):
+        return None

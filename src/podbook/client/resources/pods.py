@@ -1,0 +1,343 @@
+"""Pods: create, list, read, update (merge patch), actions, terminate, and waiting for a status."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from podbook.client.core import Call
+from podbook.client.resources.base import (
+    AsyncResource,
+    SyncResource,
+    list_parser,
+    model_parser,
+    path_id,
+    prepare_body,
+)
+from podbook.errors import InvalidRequest, NotFound, WaitFailed, WaitTimeout
+
+if TYPE_CHECKING:
+    from podbook.api.pods import CreatePodRequest, Pod, UpdatePodRequest
+
+__all__ = ["AsyncPods", "PodWatch", "Pods", "pod_calls"]
+
+FINAL_STATUSES = frozenset({"ERROR", "TERMINATED"})
+DEFAULT_WAIT_TIMEOUT = 600.0
+DEFAULT_POLL_INTERVAL = 1.0
+
+
+def _pod_model() -> type[Pod]:
+    from podbook.api.pods import Pod
+
+    return Pod
+
+
+def _gpu_shorthand(fields: dict[str, Any]) -> dict[str, Any]:
+    """``gpu="NVIDIA GeForce RTX 4090"`` means ``gpu={"id": "NVIDIA GeForce RTX 4090"}``."""
+    if isinstance(fields.get("gpu"), str):
+        fields = {**fields, "gpu": {"id": fields["gpu"]}}
+    return fields
+
+
+class pod_calls:  # noqa: N801 - a namespace of call builders, used like a module
+    """Pure builders of the pod calls (no I/O)."""
+
+    @staticmethod
+    def create(
+        request: CreatePodRequest | Mapping[str, Any] | None, fields: Mapping[str, Any]
+    ) -> Call[Pod]:
+        """``POST /v2/pods`` with a locally validated body."""
+        from podbook.api.pods import CreatePodRequest
+
+        if isinstance(request, Mapping):
+            request = _gpu_shorthand(dict(request))
+        body = prepare_body(CreatePodRequest, request, _gpu_shorthand(dict(fields)))
+        return Call("POST", "/v2/pods", json=body, parse=model_parser(_pod_model()))
+
+    @staticmethod
+    def list(include_cluster_pods: bool = False) -> Call[list[Pod]]:
+        """``GET /v2/pods`` (cluster members only with ``include_cluster_pods``)."""
+        params = {"includeClusterPods": "true"} if include_cluster_pods else None
+        return Call("GET", "/v2/pods", params=params, parse=list_parser(_pod_model(), "pods"))
+
+    @staticmethod
+    def get(pod: Any) -> Call[Pod]:
+        """``GET /v2/pods/{id}``."""
+        return Call("GET", f"/v2/pods/{path_id(pod, 'pod id')}", parse=model_parser(_pod_model()))
+
+    @staticmethod
+    def update(
+        pod: Any,
+        request: UpdatePodRequest | Mapping[str, Any] | None,
+        fields: Mapping[str, Any],
+    ) -> Call[Pod]:
+        """``PATCH /v2/pods/{id}``: a merge patch; only the fields given change.
+
+        When ``pod`` is a :class:`Pod` (not just an id), the seed's mount rules that
+        depend on the pod (mount kind fixed at creation, immutable ``volumeId``) are checked
+        locally too.
+        """
+        from podbook.api.pods import UpdatePodRequest
+
+        pod_id = path_id(pod, "pod id")
+        body = prepare_body(UpdatePodRequest, request, fields)
+        if not body:
+            raise InvalidRequest("nothing to update; pass at least one field", status=400)
+        if not isinstance(pod, str):
+            _check_mount_patch(pod, body)
+        return Call("PATCH", f"/v2/pods/{pod_id}", json=body, parse=model_parser(_pod_model()))
+
+    @staticmethod
+    def action(pod: Any, action: str) -> Call[Pod]:
+        """``POST /v2/pods/{id}/action`` with ``{"action": ...}`` (start, stop, restart)."""
+        return Call(
+            "POST",
+            f"/v2/pods/{path_id(pod, 'pod id')}/action",
+            json={"action": action},
+            parse=model_parser(_pod_model()),
+        )
+
+    @staticmethod
+    def terminate(pod: Any) -> Call[None]:
+        """``DELETE /v2/pods/{id}`` (204; idempotent, so safe to retry)."""
+        return Call("DELETE", f"/v2/pods/{path_id(pod, 'pod id')}")
+
+
+def _check_mount_patch(pod: Any, body: Mapping[str, Any]) -> None:
+    """Apply the seed's PATCH mount rules that need the pod's current mounts (400)."""
+    if not body.get("mounts"):
+        return
+    from podbook.api.validation import check_patch_mounts
+
+    errors = check_patch_mounts(getattr(pod, "mounts", None), body["mounts"])
+    if errors:
+        detail = errors[0] if len(errors) == 1 else f"{errors[0]} (and {len(errors) - 1} more)"
+        raise InvalidRequest(detail, errors, status=400, title="Bad Request")
+
+
+def _status(pod: Any) -> str:
+    status = getattr(pod, "status", "")
+    return str(getattr(status, "value", status))
+
+
+class PodWatch:
+    """The I/O-free logic of ``wait_for``: track status changes, decide when to stop.
+
+    ``observe`` returns True once the wanted status is reached, raises
+    :class:`WaitFailed` when the pod lands in a final status instead; ``next_sleep``
+    raises :class:`WaitTimeout` (naming the last status) once time is up.
+    """
+
+    def __init__(
+        self,
+        wanted: str,
+        timeout: float,
+        poll_interval: float,
+        on_change: Callable[[Any], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        wanted = wanted.upper()
+        if wanted not in {"PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED"}:
+            raise InvalidRequest(
+                f"status {wanted!r} is not a pod status; use RUNNING, EXITED, TERMINATED, ...",
+                status=400,
+            )
+        if timeout <= 0 or poll_interval <= 0:
+            raise InvalidRequest("timeout and poll_interval must be positive", status=400)
+        self.wanted = wanted
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        self.on_change = on_change
+        self._clock = clock
+        self._deadline = clock() + timeout
+        self.last: Any = None
+        self.last_status = "unknown"
+
+    @property
+    def label(self) -> str:
+        """How the pod is named in errors."""
+        pod_id = getattr(self.last, "id", None)
+        return f"pod {pod_id}" if pod_id else "the pod"
+
+    def seed(self, pod: Any) -> None:
+        """Start from a pod object the caller already has (reported, but not judged)."""
+        self.last = pod
+        self.last_status = _status(pod)
+        if self.on_change is not None:
+            self.on_change(pod)
+
+    def observe(self, pod: Any) -> bool:
+        """Record one read of the pod; True when it has the wanted status."""
+        status = _status(pod)
+        self.last = pod
+        if status != self.last_status:
+            self.last_status = status
+            if self.on_change is not None:
+                self.on_change(pod)
+        if status == self.wanted:
+            return True
+        if status in FINAL_STATUSES:
+            raise WaitFailed(self.label, self.wanted, status, pod)
+        return False
+
+    def gone(self, error: NotFound) -> Any:
+        """The pod answered 404: terminated. Returns it when TERMINATED was wanted."""
+        if self.last is None:
+            raise error
+        terminated = self.last
+        copy = getattr(terminated, "model_copy", None)
+        if copy is not None:
+            terminated = copy(update={"status": "TERMINATED"})
+        if self.observe(terminated):
+            return terminated
+        raise WaitFailed(self.label, self.wanted, "TERMINATED", terminated)  # pragma: no cover
+
+    def next_sleep(self) -> float:
+        """Seconds to sleep before the next read; raises WaitTimeout when time is up."""
+        remaining = self._deadline - self._clock()
+        if remaining <= 0:
+            raise WaitTimeout(self.label, self.wanted, self.last_status, self.timeout)
+        return min(self.poll_interval, remaining)
+
+
+class Pods(SyncResource):
+    """``client.pods``: the pod area of the REST interface."""
+
+    def create(
+        self, request: CreatePodRequest | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> Pod:
+        """Create a pod from a ``CreatePodRequest``, a mapping, or keyword fields.
+
+        The request is validated locally first: a request the service would refuse raises
+        :class:`~podbook.errors.InvalidRequest` and nothing is sent.
+        """
+        return self._request(pod_calls.create(request, fields))
+
+    def list(self, include_cluster_pods: bool = False) -> list[Pod]:
+        """The account's pods (cluster members only with ``include_cluster_pods=True``)."""
+        return self._request(pod_calls.list(include_cluster_pods))
+
+    def get(self, pod: Pod | str) -> Pod:
+        """Read one pod by id (or refresh a :class:`Pod`)."""
+        return self._request(pod_calls.get(pod))
+
+    def update(
+        self,
+        pod: Pod | str,
+        request: UpdatePodRequest | Mapping[str, Any] | None = None,
+        /,
+        **fields: Any,
+    ) -> Pod:
+        """Change a pod with a merge patch: only the fields given change."""
+        return self._request(pod_calls.update(pod, request, fields))
+
+    def start(self, pod: Pod | str) -> Pod:
+        """Start a stopped pod (EXITED or ERROR)."""
+        return self._request(pod_calls.action(pod, "start"))
+
+    def stop(self, pod: Pod | str) -> Pod:
+        """Stop a pod; it keeps its machine and answers EXITED."""
+        return self._request(pod_calls.action(pod, "stop"))
+
+    def restart(self, pod: Pod | str) -> Pod:
+        """Restart a running pod."""
+        return self._request(pod_calls.action(pod, "restart"))
+
+    def terminate(self, pod: Pod | str) -> None:
+        """Delete a pod for good."""
+        self._request(pod_calls.terminate(pod))
+
+    def wait_for(
+        self,
+        pod: Pod | str,
+        status: str = "RUNNING",
+        *,
+        timeout: float = DEFAULT_WAIT_TIMEOUT,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        on_change: Callable[[Pod], Any] | None = None,
+    ) -> Pod:
+        """Poll the pod until it has ``status``; ``on_change(pod)`` sees every new status.
+
+        Raises :class:`~podbook.errors.WaitTimeout` after ``timeout`` seconds (naming the
+        last status) and :class:`~podbook.errors.WaitFailed` as soon as the pod lands in
+        ERROR or TERMINATED while waiting for another status.
+        """
+        watch = PodWatch(status, timeout, poll_interval, on_change)
+        if not isinstance(pod, str):
+            watch.seed(pod)
+        while True:
+            try:
+                current = self.get(pod)
+            except NotFound as exc:
+                return watch.gone(exc)
+            if watch.observe(current):
+                return current
+            time.sleep(watch.next_sleep())
+
+
+class AsyncPods(AsyncResource):
+    """``client.pods`` of the :class:`AsyncClient`: the same methods, awaitable."""
+
+    async def create(
+        self, request: CreatePodRequest | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> Pod:
+        """Create a pod (validated locally first); see :meth:`Pods.create`."""
+        return await self._request(pod_calls.create(request, fields))
+
+    async def list(self, include_cluster_pods: bool = False) -> list[Pod]:
+        """The account's pods; see :meth:`Pods.list`."""
+        return await self._request(pod_calls.list(include_cluster_pods))
+
+    async def get(self, pod: Pod | str) -> Pod:
+        """Read one pod."""
+        return await self._request(pod_calls.get(pod))
+
+    async def update(
+        self,
+        pod: Pod | str,
+        request: UpdatePodRequest | Mapping[str, Any] | None = None,
+        /,
+        **fields: Any,
+    ) -> Pod:
+        """Change a pod with a merge patch."""
+        return await self._request(pod_calls.update(pod, request, fields))
+
+    async def start(self, pod: Pod | str) -> Pod:
+        """Start a stopped pod."""
+        return await self._request(pod_calls.action(pod, "start"))
+
+    async def stop(self, pod: Pod | str) -> Pod:
+        """Stop a pod."""
+        return await self._request(pod_calls.action(pod, "stop"))
+
+    async def restart(self, pod: Pod | str) -> Pod:
+        """Restart a running pod."""
+        return await self._request(pod_calls.action(pod, "restart"))
+
+    async def terminate(self, pod: Pod | str) -> None:
+        """Delete a pod for good."""
+        return await self._request(pod_calls.terminate(pod))
+
+    async def wait_for(
+        self,
+        pod: Pod | str,
+        status: str = "RUNNING",
+        *,
+        timeout: float = DEFAULT_WAIT_TIMEOUT,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        on_change: Callable[[Pod], Any] | None = None,
+    ) -> Pod:
+        """Poll until the pod has ``status``; see :meth:`Pods.wait_for`."""
+        watch = PodWatch(status, timeout, poll_interval, on_change)
+        if not isinstance(pod, str):
+            watch.seed(pod)
+        while True:
+            try:
+                current = await self.get(pod)
+            except NotFound as exc:
+                return watch.gone(exc)
+            if watch.observe(current):
+                return current
+            await asyncio.sleep(watch.next_sleep())
