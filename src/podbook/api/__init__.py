@@ -64,6 +64,15 @@ from .pods import (
     Utilization,
 )
 from .problem import PROBLEM_CONTENT_TYPE, STATUS_TITLES, Problem
+from .ratelimit import (
+    RateLimitState,
+    RateLimitWindow,
+    format_ratelimit,
+    format_ratelimit_policy,
+    parse_rate_limit_headers,
+    parse_ratelimit,
+    parse_ratelimit_policy,
+)
 from .secrets import MASK, is_secret_name, mask_env
 from .types import (
     CLOUDS,
@@ -97,6 +106,13 @@ from .validation import (
 )
 
 __all__ = [
+    "RateLimitState",
+    "RateLimitWindow",
+    "format_ratelimit",
+    "format_ratelimit_policy",
+    "parse_rate_limit_headers",
+    "parse_ratelimit",
+    "parse_ratelimit_policy",
     "AvailabilityLevel",
     "CLOUDS",
     "CLUSTER_TYPES",
