@@ -2,9 +2,10 @@
 // one self-contained ESM file (anywidget imports it from a blob URL, where relative imports
 // cannot resolve). Run with `npm run sync`; `test/common.test.js` fails when a copy drifts.
 import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const VIEWS_DIR = fileURLToPath(new URL("../src/", import.meta.url));
+export const VIEWS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "/");
 export const VIEWS = ["pod.js", "podlist.js", "cluster.js"];
 const BLOCK = /\/\/ <podbook-common>\n[\s\S]*?\/\/ <\/podbook-common>\n/;
 

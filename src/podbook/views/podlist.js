@@ -111,7 +111,12 @@ export async function copyText(text) {
   } catch {
     // Denied (no user gesture, insecure context): try the textarea fallback below.
   }
-  const area = h("textarea", { readonly: true, "aria-hidden": "true", class: "podbook-offscreen" });
+  const area = h("textarea", {
+    readonly: true,
+    "aria-hidden": "true",
+    class: "podbook-offscreen",
+    style: "position: fixed; top: -1000px; left: -1000px; opacity: 0",
+  });
   area.value = text;
   document.body.append(area);
   area.select();
