@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 from pydantic import SecretStr
@@ -18,6 +18,9 @@ from podbook.client.resources import (
     AsyncPods,
     AsyncRegistries,
 )
+
+if TYPE_CHECKING:
+    from podbook.api.ratelimit import RateLimitState
 
 __all__ = ["AsyncClient"]
 
@@ -79,7 +82,7 @@ class AsyncClient:
         return self._core.settings.describe()
 
     @property
-    def rate_limit(self) -> Any:
+    def rate_limit(self) -> RateLimitState | None:
         """The quota announced by the latest response (``RateLimit`` headers), or None."""
         return self._core.rate_limit
 

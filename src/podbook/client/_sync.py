@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 from pydantic import SecretStr
@@ -12,6 +12,9 @@ from pydantic import SecretStr
 from podbook.client.config import Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
 from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
+
+if TYPE_CHECKING:
+    from podbook.api.ratelimit import RateLimitState
 
 __all__ = ["Client"]
 
@@ -74,7 +77,7 @@ class Client:
         return self._core.settings.describe()
 
     @property
-    def rate_limit(self) -> Any:
+    def rate_limit(self) -> RateLimitState | None:
         """The quota announced by the latest response (``RateLimit`` headers), or None."""
         return self._core.rate_limit
 

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import httpx
 from pydantic import ValidationError
@@ -29,6 +29,9 @@ from podbook.errors import (
     RateLimited,
     error_class_for_status,
 )
+
+if TYPE_CHECKING:
+    from podbook.api.ratelimit import RateLimitState
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -229,7 +232,7 @@ class ClientCore:
 
     settings: Settings
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    rate_limit: Any = None
+    rate_limit: RateLimitState | None = None
 
     @property
     def _secret(self) -> str | None:
@@ -296,13 +299,16 @@ class ClientCore:
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason)
 
 
-def parse_rate_limit_headers(headers: Mapping[str, str]) -> Any:
+def parse_rate_limit_headers(headers: httpx.Headers | Mapping[str, str]) -> RateLimitState | None:
     """The quota in ``RateLimit`` / ``RateLimit-Policy``, or None when absent or unreadable."""
-    if "ratelimit" not in {k.lower() for k in headers}:
+    headers = httpx.Headers(headers)
+    ratelimit, policy = headers.get("RateLimit"), headers.get("RateLimit-Policy")
+    if ratelimit is None and policy is None:
         return None
-    from podbook.api import ratelimit
+    from podbook.api.ratelimit import parse_rate_limit_headers as parse
 
     try:
-        return ratelimit.parse_headers(headers)
-    except (ValueError, TypeError):
+        return parse(ratelimit, policy)
+    except ValueError:
+        logger.debug("ignoring unreadable RateLimit headers")
         return None

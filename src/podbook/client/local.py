@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -137,6 +138,7 @@ def _start(home_dir: Path, timeout: float) -> LocalEmulator:
     log_path = home_dir / "emulator.log"
     with contextlib.suppress(FileNotFoundError):
         (home_dir / "emulator.json").unlink()
+    _write_key_if_missing(home_dir / "emulator.key")
     env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
     env["PODBOOK_HOME"] = str(home_dir)
     command = [
@@ -179,6 +181,20 @@ def _start(home_dir: Path, timeout: float) -> LocalEmulator:
     raise LocalEmulatorError(
         f"the local emulator did not answer within {timeout:g} s; see {log_path}"
     )
+
+
+def _write_key_if_missing(path: Path) -> None:
+    """Create the default account's key (mode 0600) before the emulator starts.
+
+    The emulator reuses an existing ``emulator.key`` and then never prints the key, so its
+    stdout (which goes to ``emulator.log``) stays free of it.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("pbk_" + secrets.token_urlsafe(32) + "\n")
 
 
 def _detached_kwargs() -> dict[str, object]:
