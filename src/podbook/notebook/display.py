@@ -1,0 +1,86 @@
+"""Show a magic's result once: its panel now, and again only when shown in a later cell.
+
+A magic displays its panel and returns its object (``pod = %pod create ...``). When the
+magic is also the cell's last expression, IPython would display the returned object a
+second time; the :class:`Presenter` registers display hooks that skip an object already
+shown in the running cell, and show a fresh view of it in any later cell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MAX_REMEMBERED = 256
+
+
+@dataclass(frozen=True)
+class StaticView:
+    """A displayable text/plain + text/html pair (catalog tables, SSH commands)."""
+
+    text: str
+    html: str
+
+    def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
+        return {"text/plain": self.text, "text/html": self.html}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Presenter:
+    """Tracks what the running cell already displayed; see the module docstring."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.cell_serial = 0
+        self._shown: OrderedDict[int, tuple[int, Any]] = OrderedDict()
+        self._hooked: set[type] = set()
+        if shell is not None:
+            shell.events.register("pre_run_cell", self._next_cell)
+
+    def close(self) -> None:
+        """Unregister the hooks installed on the shell."""
+        if self.shell is None:
+            return
+        with contextlib.suppress(ValueError):
+            self.shell.events.unregister("pre_run_cell", self._next_cell)
+        formatter = self.shell.display_formatter.ipython_display_formatter
+        for type_ in self._hooked:
+            formatter.pop(type_, None)
+        self._hooked.clear()
+
+    def _next_cell(self, *_: Any) -> None:
+        self.cell_serial += 1
+
+    def present(self, obj: Any, view: Any) -> None:
+        """Display ``view`` now and remember that ``obj`` was shown in this cell."""
+        from IPython.display import display
+
+        display(view)
+        self._shown[id(obj)] = (self.cell_serial, obj)
+        while len(self._shown) > MAX_REMEMBERED:
+            self._shown.popitem(last=False)
+
+    def shown_in_this_cell(self, obj: Any) -> bool:
+        """True when ``obj`` was presented during the running cell."""
+        entry = self._shown.get(id(obj))
+        return entry is not None and entry[1] is obj and entry[0] == self.cell_serial
+
+    def hook(self, type_: type, make_view: Callable[[Any], Any]) -> None:
+        """Display objects of ``type_`` as ``make_view(obj)`` (skipping repeats in a cell)."""
+        if self.shell is None or type_ in self._hooked:
+            return
+
+        def show(obj: Any) -> None:
+            if self.shown_in_this_cell(obj):
+                return
+            from IPython.display import display
+
+            display(make_view(obj))
+
+        self.shell.display_formatter.ipython_display_formatter.for_type(type_, show)
+        self._hooked.add(type_)

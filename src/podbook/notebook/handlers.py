@@ -1,0 +1,99 @@
+"""What each subcommand does: call the client, show the panel, return the object.
+
+One small function per subcommand, looked up in a dict by name (no if/elif chains).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from podbook.notebook.parsing import (
+    CatalogCommand,
+    ClusterCommand,
+    CreatePodCommand,
+    ListPodsCommand,
+    PodCommand,
+)
+from podbook.notebook.session import CatalogRows, NotebookSession, PodList, SshCommands
+
+Handler = Callable[[NotebookSession, Any], Any]
+
+
+def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
+    """``%pod create``: create the pod and show its live panel."""
+    pod = session.client.pods.create(command.body)
+    return session.show(pod, session.pod_panel)
+
+
+def list_pods(session: NotebookSession, command: ListPodsCommand) -> PodList:
+    """``%pod list [--all]``."""
+    from podbook.notebook.refresher import _items
+
+    pods = PodList(_items(session.client.pods.list(include_cluster_pods=command.all), "pods"))
+    pods.include_cluster_pods = command.all
+    return session.show(pods, session.pod_list_panel)
+
+
+def show_pod(session: NotebookSession, command: PodCommand) -> Any:
+    """``%pod show ID``."""
+    return session.show(session.client.pods.get(command.pod_id), session.pod_panel)
+
+
+def pod_action(session: NotebookSession, command: PodCommand) -> Any:
+    """``%pod start|stop|restart ID``: the updated pod, shown live."""
+    result = getattr(session.client.pods, command.verb)(command.pod_id)
+    pod = result if result is not None else session.client.pods.get(command.pod_id)
+    return session.show(pod, session.pod_panel)
+
+
+def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
+    """``%pod terminate ID``: the pod's last state, marked TERMINATED."""
+    pod = session.client.pods.get(command.pod_id)
+    session.client.pods.terminate(command.pod_id)
+    update = {"status": "TERMINATED", "actions": [], "cost": 0.0, "runtime": None}
+    copy = getattr(pod, "model_copy", None)
+    gone = copy(update=update) if callable(copy) else {**pod, **update}
+    return session.show(gone, session.pod_panel)
+
+
+def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
+    """``%pod ssh ID``: print the ready SSH commands (proxy and direct)."""
+    from podbook.notebook.panels.data import ssh_commands, to_wire
+
+    commands = ssh_commands(to_wire(session.client.pods.get(command.pod_id)))
+    result = SshCommands(command.pod_id, commands.get("proxy"), commands.get("direct"))
+    return session.show(result, session.ssh_view)
+
+
+def show_cluster(session: NotebookSession, command: ClusterCommand) -> Any:
+    """``%cluster show ID``: the cluster with its members, shown live."""
+    return session.show(session.client.clusters.get(command.cluster_id), session.cluster_panel)
+
+
+def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRows:
+    """``%catalog gpus|cpus|datacenters``."""
+    from podbook.notebook.refresher import _items
+
+    fetch = getattr(session.client.catalog, command.kind)
+    rows = CatalogRows(_items(fetch(), command.kind))
+    rows.kind = command.kind
+    return session.show(rows, session.catalog_view)
+
+
+POD_HANDLERS: dict[str, Handler] = {
+    "create": create_pod,
+    "list": list_pods,
+    "show": show_pod,
+    "ssh": pod_ssh,
+    "start": pod_action,
+    "stop": pod_action,
+    "restart": pod_action,
+    "terminate": terminate_pod,
+}
+CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}
+CATALOG_HANDLERS: dict[str, Handler] = {
+    "gpus": show_catalog,
+    "cpus": show_catalog,
+    "datacenters": show_catalog,
+}

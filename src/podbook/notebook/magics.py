@@ -1,0 +1,92 @@
+"""``%pod``, ``%cluster`` and ``%catalog``: parse the line, delegate, return the object.
+
+Configurable like any IPython component: ``%config PodMagics.refresh_interval = 2``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.magic import Magics, line_magic, magics_class
+from traitlets import Bool, Float
+from traitlets.config import Configurable
+
+from podbook.notebook import parsing
+from podbook.notebook.errors import user_facing_errors
+
+
+@magics_class
+class PodMagics(Magics, Configurable):
+    """Magics for pods, clusters and the catalog of a RunPod-style cloud."""
+
+    refresh_interval = Float(
+        2.0, help="Seconds between refreshes of the live panels (the quota may lengthen it)."
+    ).tag(config=True)
+    max_refresh_interval = Float(
+        60.0, help="Longest pause between refreshes when the rate-limit quota runs low."
+    ).tag(config=True)
+    show_panels = Bool(True, help="Display a panel for each magic's result.").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._subcommands = {
+            "pod": parsing.build_pod_subcommands(),
+            "cluster": parsing.build_cluster_subcommands(),
+            "catalog": parsing.build_catalog_subcommands(),
+        }
+        self._session: Any = None
+
+    @property
+    def session(self) -> Any:
+        """The :class:`~podbook.notebook.session.NotebookSession`, created on first use."""
+        if self._session is None:
+            from podbook.notebook.session import NotebookSession
+
+            self._session = NotebookSession(
+                self.shell,
+                interval=lambda: self.refresh_interval,
+                max_interval=lambda: self.max_refresh_interval,
+                show_panels=lambda: self.show_panels,
+            )
+        return self._session
+
+    def close(self) -> None:
+        """Stop the refresher and release the client (``%unload_ext podbook``)."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def _run(self, magic: str, line: str) -> Any:
+        from podbook.notebook.handlers import CATALOG_HANDLERS, CLUSTER_HANDLERS, POD_HANDLERS
+
+        handlers = {"pod": POD_HANDLERS, "cluster": CLUSTER_HANDLERS, "catalog": CATALOG_HANDLERS}
+        try:
+            name, command = parsing.parse_line(magic, line, self._subcommands[magic])
+        except parsing.HelpShown:
+            return None
+        with user_facing_errors():
+            result = handlers[magic][name](self.session, command)
+        output = getattr(command, "output", None)
+        if output:
+            self.shell.user_ns[output] = result
+        return result
+
+    @line_magic
+    def pod(self, line: str = "") -> Any:
+        """Pods: ``%pod create|list|show|start|stop|restart|terminate|ssh ...``.
+
+        ``%pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch --ssh``
+        creates a pod and shows its live panel; ``%pod SUBCOMMAND --help`` lists the flags.
+        ``{var}`` is expanded; ``-o NAME`` also stores the result in ``NAME``.
+        """
+        return self._run("pod", line)
+
+    @line_magic
+    def cluster(self, line: str = "") -> Any:
+        """Clusters: ``%cluster show ID`` shows its members with rank, role, IP and status."""
+        return self._run("cluster", line)
+
+    @line_magic
+    def catalog(self, line: str = "") -> Any:
+        """The catalog: ``%catalog gpus|cpus|datacenters``."""
+        return self._run("catalog", line)

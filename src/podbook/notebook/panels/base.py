@@ -1,0 +1,132 @@
+"""The common part of every panel: error/connection traits, refresh hooks, static forms."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+import anywidget
+import traitlets
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def run_in_worker(fn: Callable[[], None]) -> Future[None]:
+    """Run ``fn`` on the panels' small worker pool, never on the kernel's thread."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="podbook-action")
+    return _executor.submit(fn)
+
+
+@dataclass
+class Snapshot:
+    """What one refresher tick learned, shared by every panel.
+
+    ``pods``: masked wire dicts by ID (every pod, cluster members included), ``gone_pods``:
+    IDs confirmed absent (404); ``clusters``/``gone_clusters`` likewise (``None`` when the
+    tick did not fetch clusters); ``taken_at``: ``time.monotonic()`` when the fetch started.
+    """
+
+    pods: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gone_pods: set[str] = field(default_factory=set)
+    clusters: dict[str, dict[str, Any]] | None = None
+    gone_clusters: set[str] = field(default_factory=set)
+    taken_at: float = field(default_factory=time.monotonic)
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with seconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Panel(anywidget.AnyWidget):
+    """Base of the podbook panels.
+
+    Subclasses say what a refresher tick must fetch (``needs``), which IDs they watch, and
+    apply a :class:`Snapshot`. ``client`` is a plain attribute, never a trait: nothing of it
+    (least of all the API key) reaches widget state.
+    """
+
+    needs: ClassVar[frozenset[str]] = frozenset({"pods"})
+
+    error = traitlets.Unicode("").tag(sync=True)
+    connection = traitlets.Unicode("ok").tag(sync=True)
+    updated = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, client: Any = None, on_change: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self.client = client
+        self._on_change = on_change
+        self._local_update_at = 0.0
+        self._lock = threading.RLock()
+
+    # -- refresher protocol ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the panel was closed (its comm is gone)."""
+        return getattr(self, "comm", None) is None
+
+    @property
+    def final(self) -> bool:
+        """True when nothing more can change (no further polling)."""
+        return False
+
+    def watched_pod_ids(self) -> set[str]:
+        """Pod IDs this panel must hear about (absent ones are checked for 404)."""
+        return set()
+
+    def watched_cluster_ids(self) -> set[str]:
+        """Cluster IDs this panel must hear about."""
+        return set()
+
+    def apply_snapshot(self, snapshot: Snapshot) -> None:
+        """Update the traits from a refresher tick (stale snapshots are ignored)."""
+        with self._lock:
+            if snapshot.taken_at < self._local_update_at:
+                return
+            self._apply(snapshot)
+            self.connection = "ok"
+            self.updated = now_iso()
+
+    def _apply(self, snapshot: Snapshot) -> None:
+        raise NotImplementedError
+
+    def set_connection(self, state: str) -> None:
+        """``"ok"`` or ``"reconnecting"``."""
+        self.connection = state
+
+    def _touched_locally(self) -> None:
+        self._local_update_at = time.monotonic()
+        self.updated = now_iso()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
+
+    # -- static forms -----------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        """The text/plain form."""
+        raise NotImplementedError
+
+    def snapshot_html(self) -> str:
+        """The text/html form."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if bundle is not None else ({}, {})
+        data = {**data, "text/plain": self.snapshot_text(), "text/html": self.snapshot_html()}
+        return data, metadata
+
+    def __repr__(self) -> str:
+        return self.snapshot_text().splitlines()[0]

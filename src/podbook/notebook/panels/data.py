@@ -1,0 +1,66 @@
+"""Plain-dict views of the client's models, as the panels and snapshots use them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podbook.notebook.panels.masking import mask_pod
+
+FINAL_POD_STATUSES = frozenset({"TERMINATED"})
+
+
+def to_wire(obj: Any) -> dict[str, Any]:
+    """The wire-form JSON dict of a model (pydantic) or a dict."""
+    if obj is None:
+        return {}
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", by_alias=True)
+    return dict(obj)
+
+
+def pod_state(obj: Any) -> dict[str, Any]:
+    """A pod as a masked wire dict, ready for a trait or a snapshot."""
+    return mask_pod(to_wire(obj))
+
+
+def terminated(pod: dict[str, Any]) -> dict[str, Any]:
+    """The panel state of a pod that is gone: TERMINATED, no actions, no cost."""
+    return {**pod, "status": "TERMINATED", "actions": [], "cost": 0.0, "runtime": None}
+
+
+def shape_text(pod: dict[str, Any]) -> str:
+    """``2 × NVIDIA GeForce RTX 4090`` or ``cpu3c · 4 vCPU · 8 GB``."""
+    gpu, cpu = pod.get("gpu"), pod.get("cpu")
+    if gpu:
+        return f"{gpu.get('count') or 1} × {gpu.get('id', '?')}"
+    if cpu:
+        memory = f" · {cpu['memory']} GB" if cpu.get("memory") else ""
+        return f"{cpu.get('id', '?')} · {cpu.get('vcpuCount', '?')} vCPU{memory}"
+    return "-"
+
+
+def cost_text(pod: dict[str, Any]) -> str:
+    """``$0.69/h``."""
+    cost = pod.get("cost")
+    return f"${cost:.2f}/h" if isinstance(cost, (int, float)) else "-"
+
+
+def ssh_commands(pod: dict[str, Any]) -> dict[str, str]:
+    """The ready SSH commands by kind (``proxy``, ``direct``), only those available."""
+    ssh = pod.get("ssh") or {}
+    return {
+        kind: endpoint["command"]
+        for kind in ("proxy", "direct")
+        if isinstance(endpoint := ssh.get(kind), dict) and endpoint.get("command")
+    }
+
+
+def http_links(pod: dict[str, Any]) -> dict[str, str]:
+    """Links for the pod's HTTP ports: ``{"8888/http": "https://<id>-8888.proxy.runpod.net"}``."""
+    links = {}
+    for port in pod.get("ports") or []:
+        number, _, proto = str(port).partition("/")
+        if proto == "http" and number.isdigit():
+            links[port] = f"https://{pod.get('id')}-{number}.proxy.runpod.net"
+    return links

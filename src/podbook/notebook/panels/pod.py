@@ -1,0 +1,122 @@
+"""PodPanel: one pod, live, with its action buttons (view: ``views/pod.js``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import traitlets
+
+from podbook.notebook.panels.assets import view_asset
+from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
+from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
+from podbook.notebook.panels.snapshot import pod_html, pod_text
+
+ACTIONS = ("start", "stop", "restart", "terminate")
+
+
+class PodPanel(Panel):
+    """A live pod: status, shape, SSH, ports, utilization, and buttons for its ``actions``.
+
+    The view sends ``{"type": "action", "action": NAME}``; the client call runs on a worker
+    thread, ``busy`` names the action meanwhile, and an API error lands in ``error``.
+    """
+
+    _esm = view_asset("pod.js")
+    _css = view_asset("podbook.css")
+
+    pod = traitlets.Dict().tag(sync=True)
+    busy = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self, pod: Any, client: Any = None, on_change: Callable[[], None] | None = None
+    ) -> None:
+        super().__init__(client=client, on_change=on_change)
+        self.pod = pod_state(pod)
+        self.updated = ""
+        self._touched_locally()
+        self.on_msg(self._on_view_message)
+
+    @property
+    def pod_id(self) -> str:
+        """The pod's ID."""
+        return str(self.pod.get("id", ""))
+
+    @property
+    def status(self) -> str:
+        """The pod's current status."""
+        return str(self.pod.get("status", ""))
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL_POD_STATUSES
+
+    def watched_pod_ids(self) -> set[str]:
+        return {self.pod_id}
+
+    def _apply(self, snapshot: Snapshot) -> None:
+        if self.pod_id in snapshot.pods:
+            self.pod = snapshot.pods[self.pod_id]
+        elif self.pod_id in snapshot.gone_pods:
+            self.pod = terminated(self.pod)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "action":
+            self.request_action(str(content.get("action", "")))
+
+    def request_action(self, action: str) -> None:
+        """Run ``action`` on a worker thread; refuse what ``pod.actions`` does not allow."""
+        allowed = list(self.pod.get("actions") or [])
+        if action not in ACTIONS or action not in allowed:
+            choices = ", ".join(allowed) or "none"
+            self.error = (
+                f"{action!r} is not possible while the pod is {self.status}; allowed: {choices}."
+            )
+            return
+        if self.busy:
+            self.error = f"wait until {self.busy} has finished."
+            return
+        if self.client is None:
+            self.error = "this panel has no client; show the pod with %pod show ID."
+            return
+        self.busy = action
+        self.error = ""
+        run_in_worker(lambda: self._run_action(action))
+
+    def _run_action(self, action: str) -> None:
+        from podbook import errors
+        from podbook.notebook.errors import describe_failure
+
+        try:
+            result = getattr(self.client.pods, action)(self.pod_id)
+            if action == "terminate":
+                fresh: dict[str, Any] = terminated(self.pod)
+            elif hasattr(result, "model_dump") or isinstance(result, dict):
+                fresh = pod_state(result)
+            else:
+                fresh = pod_state(self.client.pods.get(self.pod_id))
+            with self._lock:
+                self.pod = fresh
+                self._touched_locally()
+        except errors.NotFound:
+            with self._lock:
+                self.pod = terminated(self.pod)
+                self.error = "the pod no longer exists."
+                self._touched_locally()
+        except errors.PodbookError as err:
+            self.error = describe_failure(err)
+        except Exception as err:  # noqa: BLE001 - a button must never kill the worker silently
+            self.error = f"{action} failed: {type(err).__name__}: {err}"
+        finally:
+            self.busy = ""
+            self._changed()
+
+    # -- static forms -----------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        return pod_text(self.pod, self.error)
+
+    def snapshot_html(self) -> str:
+        return pod_html(self.pod, self.error)

@@ -1,0 +1,250 @@
+"""Static text/plain and text/html forms of the panels.
+
+Used where no live kernel renders the widget view: terminal IPython, ``nbconvert``, a saved
+notebook opened without a kernel. Every value is HTML-escaped; env values are already masked.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from podbook.notebook.panels.data import cost_text, http_links, shape_text, ssh_commands
+
+_STATUS_COLORS = {
+    "RUNNING": "#1a7f37",
+    "STARTING": "#9a6700",
+    "PROVISIONING": "#9a6700",
+    "EXITED": "#57606a",
+    "ERROR": "#cf222e",
+    "TERMINATED": "#6e7781",
+}
+_BOX = "font-family:system-ui,sans-serif;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;max-width:760px"
+_TABLE = "border-collapse:collapse;font-size:13px"
+_CELL = "padding:2px 8px;text-align:left;border-bottom:1px solid #eaeef2"
+
+
+def _badge(status: str) -> str:
+    color = _STATUS_COLORS.get(status, "#57606a")
+    return (
+        f'<span class="podbook-status" style="background:{color};color:#fff;border-radius:10px;'
+        f'padding:1px 8px;font-size:12px">{escape(status)}</span>'
+    )
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    return "".join(
+        f'<tr><th style="{_CELL}">{escape(k)}</th><td style="{_CELL}">{v}</td></tr>'
+        for k, v in pairs
+    )
+
+
+def _error_html(error: str) -> str:
+    if not error:
+        return ""
+    return f'<div class="podbook-error" style="color:#cf222e;white-space:pre-wrap">{escape(error)}</div>'
+
+
+def pod_text(pod: dict[str, Any], error: str = "") -> str:
+    """A few readable lines describing one pod."""
+    lines = [
+        f"Pod {pod.get('name', '?')} ({pod.get('id', '?')}) — {pod.get('status', '?')}",
+        f"  {shape_text(pod)} · {pod.get('image') or '-'} · {pod.get('dataCenterId') or 'unplaced'}"
+        f" · {cost_text(pod)}",
+    ]
+    lines += [f"  ssh ({kind}): {command}" for kind, command in ssh_commands(pod).items()]
+    if pod.get("ports"):
+        lines.append(f"  ports: {', '.join(pod['ports'])}")
+    if pod.get("env"):
+        lines.append("  env: " + ", ".join(f"{k}={v}" for k, v in pod["env"].items()))
+    if pod.get("actions"):
+        lines.append(f"  actions: {', '.join(pod['actions'])}")
+    if error:
+        lines.append(f"  error: {error}")
+    return "\n".join(lines)
+
+
+def pod_html(pod: dict[str, Any], error: str = "") -> str:
+    """A static HTML card for one pod."""
+    status = str(pod.get("status", "?"))
+    ssh = "".join(
+        f'<div data-ssh="{kind}"><code>{escape(command)}</code></div>'
+        for kind, command in ssh_commands(pod).items()
+    )
+    links = http_links(pod)
+    ports = ", ".join(
+        f'<a data-port="{escape(p)}" href="{escape(links[p])}">{escape(p)}</a>'
+        if p in links
+        else escape(p)
+        for p in pod.get("ports") or []
+    )
+    env = ", ".join(f"{escape(k)}={escape(str(v))}" for k, v in (pod.get("env") or {}).items())
+    pairs = [
+        ("shape", escape(shape_text(pod))),
+        ("image", escape(str(pod.get("image") or "-"))),
+        ("data center", escape(str(pod.get("dataCenterId") or "unplaced"))),
+        ("cost", escape(cost_text(pod))),
+    ]
+    if ssh:
+        pairs.append(("ssh", ssh))
+    if ports:
+        pairs.append(("ports", ports))
+    if env:
+        pairs.append(("env", env))
+    return (
+        f'<div class="podbook-pod" data-status="{escape(status)}" '
+        f'data-pod-id="{escape(str(pod.get("id", "")))}" style="{_BOX}">'
+        f"<div><b>{escape(str(pod.get('name', '?')))}</b> "
+        f"<code>{escape(str(pod.get('id', '?')))}</code> {_badge(status)}</div>"
+        f'<table style="{_TABLE}">{_rows(pairs)}</table>{_error_html(error)}</div>'
+    )
+
+
+def _pod_row_cells(pod: dict[str, Any]) -> list[str]:
+    return [
+        str(pod.get("id", "?")),
+        str(pod.get("name", "?")),
+        str(pod.get("status", "?")),
+        shape_text(pod),
+        str(pod.get("dataCenterId") or "-"),
+        cost_text(pod),
+    ]
+
+
+_LIST_HEADER = ["id", "name", "status", "shape", "data center", "cost"]
+
+
+def pod_list_text(pods: list[dict[str, Any]], error: str = "") -> str:
+    """A plain table of pods."""
+    rows = [_LIST_HEADER] + [_pod_row_cells(p) for p in pods]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_LIST_HEADER))]
+    lines = [f"{len(pods)} pod(s)"]
+    lines += [
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+    ]
+    if error:
+        lines.append(f"  error: {error}")
+    return "\n".join(lines)
+
+
+def pod_list_html(pods: list[dict[str, Any]], error: str = "") -> str:
+    """A static HTML table of pods."""
+    head = "".join(f'<th style="{_CELL}">{escape(h)}</th>' for h in _LIST_HEADER)
+    body = "".join(
+        f'<tr data-pod-id="{escape(str(p.get("id", "")))}" data-status="{escape(str(p.get("status", "")))}">'
+        + "".join(f'<td style="{_CELL}">{escape(c)}</td>' for c in _pod_row_cells(p))
+        + "</tr>"
+        for p in pods
+    )
+    return (
+        f'<div class="podbook-podlist" style="{_BOX}"><div><b>{len(pods)} pod(s)</b></div>'
+        f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f"{_error_html(error)}</div>"
+    )
+
+
+def _member_cells(pod: dict[str, Any]) -> list[str]:
+    member = pod.get("cluster") or {}
+    rank = member.get("rank")
+    return [
+        "-" if rank is None else str(rank),
+        str(member.get("role") or "-"),
+        str(member.get("ip") or "-"),
+        str(pod.get("id", "?")),
+        str(pod.get("status", "?")),
+    ]
+
+
+_MEMBER_HEADER = ["rank", "role", "ip", "pod", "status"]
+
+
+def _sorted_members(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def rank(pod: dict[str, Any]) -> int:
+        value = (pod.get("cluster") or {}).get("rank")
+        return value if isinstance(value, int) else 1 << 30
+
+    return sorted(members, key=rank)
+
+
+def cluster_text(cluster: dict[str, Any], members: list[dict[str, Any]], error: str = "") -> str:
+    """A few readable lines describing a cluster and its members."""
+    compute = cluster.get("compute") or {}
+    primary = cluster.get("primary") or {}
+    lines = [
+        f"Cluster {cluster.get('name', '?')} ({cluster.get('id', '?')}) — {cluster.get('type', '?')}",
+        f"  {compute.get('podCount', '?')} × {compute.get('gpuCountPerPod', '?')} × "
+        f"{compute.get('gpuTypeId', '?')} · {cluster.get('dataCenterId') or 'unplaced'}",
+    ]
+    if primary.get("sshEndpoint"):
+        lines.append(f"  primary ssh: {primary['sshEndpoint']}")
+    for pod in _sorted_members(members):
+        lines.append("  " + "  ".join(_member_cells(pod)))
+    if error:
+        lines.append(f"  error: {error}")
+    return "\n".join(lines)
+
+
+def cluster_html(cluster: dict[str, Any], members: list[dict[str, Any]], error: str = "") -> str:
+    """A static HTML card for a cluster and its members."""
+    compute = cluster.get("compute") or {}
+    primary = cluster.get("primary") or {}
+    head = "".join(f'<th style="{_CELL}">{escape(h)}</th>' for h in _MEMBER_HEADER)
+    rows = ""
+    for pod in _sorted_members(members):
+        cells = _member_cells(pod)
+        rows += (
+            f'<tr data-rank="{escape(cells[0])}" data-role="{escape(cells[1])}" '
+            f'data-status="{escape(cells[4])}">'
+            + "".join(f'<td style="{_CELL}">{escape(c)}</td>' for c in cells)
+            + "</tr>"
+        )
+    ssh = (
+        f"<div>primary ssh: <code>{escape(primary['sshEndpoint'])}</code></div>"
+        if primary.get("sshEndpoint")
+        else ""
+    )
+    return (
+        f'<div class="podbook-cluster" data-cluster-id="{escape(str(cluster.get("id", "")))}" '
+        f'style="{_BOX}"><div><b>{escape(str(cluster.get("name", "?")))}</b> '
+        f"<code>{escape(str(cluster.get('id', '?')))}</code> {escape(str(cluster.get('type', '')))}"
+        f"</div><div>{escape(str(compute.get('podCount', '?')))} × "
+        f"{escape(str(compute.get('gpuCountPerPod', '?')))} × "
+        f"{escape(str(compute.get('gpuTypeId', '?')))} · "
+        f"{escape(str(cluster.get('dataCenterId') or 'unplaced'))}</div>{ssh}"
+        f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        f"{_error_html(error)}</div>"
+    )
+
+
+def table_text(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """A plain-text table of catalog rows."""
+    cells = [columns] + [[_flat(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells)
+
+
+def table_html(rows: list[dict[str, Any]], columns: list[str], title: str) -> str:
+    """A static HTML table of catalog rows."""
+    head = "".join(f'<th style="{_CELL}">{escape(c)}</th>' for c in columns)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td style="{_CELL}">{escape(_flat(r.get(c)))}</td>' for c in columns)
+        + "</tr>"
+        for r in rows
+    )
+    return (
+        f'<div class="podbook-catalog" style="{_BOX}"><div><b>{escape(title)}</b></div>'
+        f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    )
+
+
+def _flat(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_flat(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_flat(v) for v in value)
+    return str(value)

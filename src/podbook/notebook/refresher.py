@@ -1,0 +1,226 @@
+"""One background thread that keeps every live panel current.
+
+Per tick: one ``GET /v2/pods?includeClusterPods=true`` for all pod, pod-list and cluster
+panels, one cluster list when a cluster panel is live, and a ``GET`` only for a watched ID
+that has vanished from the list (to confirm a 404). The pause between ticks grows when the
+``RateLimit`` header says the quota runs low and, with backoff, while the service is
+unreachable (panels then show ``connection = "reconnecting"``). Panels that were closed or
+reached a final state are dropped. The thread is a daemon and prints nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 30.0
+QUOTA_SHARE = 0.5  # the refresher uses at most this share of what remains in a window
+
+
+def interval_for_quota(rate_limit: Any, calls_per_tick: int, base: float, ceiling: float) -> float:
+    """The pause that keeps polling within ``QUOTA_SHARE`` of every window's remainder.
+
+    ``rate_limit`` is ``client.rate_limit``: windows with a remaining count and seconds
+    until reset. Unknown shapes (or ``None``) leave ``base`` unchanged.
+    """
+    interval = base
+    for remaining, reset in _windows(rate_limit):
+        if remaining <= 0:
+            interval = max(interval, reset + 0.5)
+            continue
+        budget = remaining * QUOTA_SHARE
+        interval = max(interval, calls_per_tick * reset / budget)
+    return min(interval, max(ceiling, base))
+
+
+def _windows(rate_limit: Any) -> Iterable[tuple[float, float]]:
+    """(remaining, seconds to reset) of each window of ``client.rate_limit``."""
+    if rate_limit is None:
+        return []
+    windows = getattr(rate_limit, "windows", rate_limit)
+    if isinstance(windows, dict):
+        windows = list(windows.values())
+    found = []
+    for window in windows if isinstance(windows, (list, tuple)) else []:
+        remaining = _field(window, "remaining", "r")
+        reset = _field(window, "reset", "reset_seconds", "seconds_to_reset", "t")
+        if isinstance(remaining, (int, float)) and isinstance(reset, (int, float)):
+            found.append((float(remaining), float(reset)))
+    return found
+
+
+def _field(obj: Any, *names: str) -> Any:
+    for name in names:
+        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _items(result: Any, key: str) -> list[Any]:
+    """The records of a list call, whether unwrapped or wrapped as ``{key: [...]}``."""
+    if isinstance(result, dict):
+        return list(result.get(key) or [])
+    inner = getattr(result, key, None)
+    if isinstance(inner, list):
+        return inner
+    return list(result or [])
+
+
+class Refresher:
+    """The single refresh thread of a notebook session.
+
+    ``client_factory`` returns the shared client (created lazily by the magics);
+    ``interval`` returns the configured base pause in seconds.
+    """
+
+    def __init__(
+        self,
+        client_factory: Callable[[], Any],
+        interval: Callable[[], float],
+        max_interval: Callable[[], float] = lambda: 60.0,
+    ) -> None:
+        self._client_factory = client_factory
+        self._interval = interval
+        self._max_interval = max_interval
+        self._panels: list[Any] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._failures = 0
+        self.ticks = 0
+        self.last_pause = 0.0
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def panels(self) -> list[Any]:
+        """The panels currently polled (a copy)."""
+        with self._lock:
+            return list(self._panels)
+
+    @property
+    def running(self) -> bool:
+        """True while the thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def register(self, panel: Any) -> None:
+        """Start polling for ``panel`` (starts the thread if needed)."""
+        if panel.final:
+            return
+        with self._lock:
+            if panel not in self._panels:
+                self._panels.append(panel)
+            self._stopping.clear()
+            if not self.running:
+                self._thread = threading.Thread(
+                    target=self._run, name="podbook-refresher", daemon=True
+                )
+                self._thread.start()
+        self.wake()
+
+    def wake(self) -> None:
+        """Run the next tick now (after a button action, for instance)."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread and forget every panel."""
+        self._stopping.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        with self._lock:
+            self._panels.clear()
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            panels = self._live_panels()
+            if not panels:
+                with self._lock:
+                    if not self._live_panels_locked():
+                        self._thread = None
+                        return
+                continue
+            pause = self._tick(panels)
+            self.last_pause = pause
+            self._wake.wait(pause)
+            self._wake.clear()
+
+    def _live_panels_locked(self) -> list[Any]:
+        self._panels = [p for p in self._panels if not (p.closed or p.final)]
+        return list(self._panels)
+
+    def _live_panels(self) -> list[Any]:
+        with self._lock:
+            return self._live_panels_locked()
+
+    def _tick(self, panels: list[Any]) -> float:
+        from podbook import errors
+
+        base = max(float(self._interval()), 0.05)
+        try:
+            client = self._client_factory()
+            snapshot, calls = self._fetch(client, panels)
+        except errors.RateLimited as err:
+            self._set_connection(panels, "reconnecting")
+            return max(float(getattr(err, "retry_after", None) or base), base)
+        except Exception as err:  # noqa: BLE001 - the thread must survive anything
+            log.debug("podbook refresher tick failed: %s", err)
+            self._failures += 1
+            self._set_connection(panels, "reconnecting")
+            return min(base * 2**self._failures, MAX_BACKOFF_SECONDS)
+        self._failures = 0
+        self.ticks += 1
+        for panel in panels:
+            try:
+                panel.apply_snapshot(snapshot)
+            except Exception as err:  # noqa: BLE001 - one broken panel must not stop others
+                log.debug("podbook panel update failed: %s", err)
+        rate_limit = getattr(client, "rate_limit", None)
+        return interval_for_quota(rate_limit, calls, base, float(self._max_interval()))
+
+    @staticmethod
+    def _set_connection(panels: list[Any], state: str) -> None:
+        for panel in panels:
+            panel.set_connection(state)
+
+    def _fetch(self, client: Any, panels: list[Any]) -> tuple[Any, int]:
+        from podbook import errors
+        from podbook.notebook.panels.base import Snapshot
+        from podbook.notebook.panels.data import pod_state, to_wire
+
+        snapshot = Snapshot(taken_at=time.monotonic())
+        needs = set().union(*(p.needs for p in panels))
+        calls = 0
+        if "pods" in needs:
+            pods = _items(client.pods.list(include_cluster_pods=True), "pods")
+            calls += 1
+            snapshot.pods = {(state := pod_state(p))["id"]: state for p in pods}
+            watched = set().union(*(p.watched_pod_ids() for p in panels))
+            for pod_id in sorted(watched - snapshot.pods.keys()):
+                calls += 1
+                try:
+                    snapshot.pods[pod_id] = pod_state(client.pods.get(pod_id))
+                except errors.NotFound:
+                    snapshot.gone_pods.add(pod_id)
+        if "clusters" in needs:
+            clusters = _items(client.clusters.list(), "clusters")
+            calls += 1
+            snapshot.clusters = {(c := to_wire(x))["id"]: c for x in clusters}
+            watched = set().union(*(p.watched_cluster_ids() for p in panels))
+            for cluster_id in sorted(watched - snapshot.clusters.keys()):
+                calls += 1
+                try:
+                    snapshot.clusters[cluster_id] = to_wire(client.clusters.get(cluster_id))
+                except errors.NotFound:
+                    snapshot.gone_clusters.add(cluster_id)
+        return snapshot, calls

@@ -1,0 +1,147 @@
+"""The notebook session: one shared client, one refresher, and how results are shown."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from podbook.notebook.display import Presenter, StaticView
+
+
+class PodList(list):
+    """The result of ``%pod list``: a plain list of pods that displays as a live panel."""
+
+    include_cluster_pods: bool = False
+
+
+class CatalogRows(list):
+    """The result of ``%catalog ...``: a list of catalog entries that displays as a table."""
+
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class SshCommands:
+    """The ready SSH commands of a pod (``None`` where not available now)."""
+
+    pod_id: str
+    proxy: str | None
+    direct: str | None
+
+    def __str__(self) -> str:
+        lines = [f"{kind}: {cmd}" for kind, cmd in (("proxy", self.proxy), ("direct", self.direct))]
+        return "\n".join(line for line in lines if not line.endswith("None"))
+
+
+class NotebookSession:
+    """State shared by the magics of one IPython shell.
+
+    ``interval``/``max_interval`` return the configured refresh pauses (seconds);
+    ``show_panels`` says whether magics display their panels.
+    """
+
+    def __init__(
+        self,
+        shell: Any,
+        interval: Callable[[], float],
+        max_interval: Callable[[], float],
+        show_panels: Callable[[], bool],
+    ) -> None:
+        from podbook.notebook.refresher import Refresher
+
+        self.shell = shell
+        self.presenter = Presenter(shell)
+        self.refresher = Refresher(self.get_client, interval, max_interval)
+        self._show_panels = show_panels
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    # -- client -------------------------------------------------------------------------------
+
+    def get_client(self) -> Any:
+        """The shared :class:`podbook.Client`, created (and the emulator started) on first use."""
+        with self._client_lock:
+            if self._client is None:
+                from podbook.client import Client
+
+                self._client = Client()
+            return self._client
+
+    @property
+    def client(self) -> Any:
+        """Shortcut for :meth:`get_client`."""
+        return self.get_client()
+
+    def reset_client(self) -> None:
+        """Forget the client (the next call re-reads the configuration)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+
+    def close(self) -> None:
+        """Stop the refresher, unhook the display, close the client."""
+        self.refresher.stop()
+        self.presenter.close()
+        self.reset_client()
+
+    # -- panels and views ---------------------------------------------------------------------
+
+    def pod_panel(self, pod: Any) -> Any:
+        """A live :class:`PodPanel` for ``pod``, registered with the refresher."""
+        from podbook.notebook.panels import PodPanel
+
+        panel = PodPanel(pod, client=self.client, on_change=self.refresher.wake)
+        self.refresher.register(panel)
+        return panel
+
+    def pod_list_panel(self, pods: PodList) -> Any:
+        """A live :class:`PodListPanel`."""
+        from podbook.notebook.panels import PodListPanel
+
+        panel = PodListPanel(pods, include_cluster_pods=pods.include_cluster_pods)
+        self.refresher.register(panel)
+        return panel
+
+    def cluster_panel(self, cluster: Any, members: list[Any] | None = None) -> Any:
+        """A live :class:`ClusterPanel` (members fetched when not given)."""
+        from podbook.notebook.panels import ClusterPanel
+        from podbook.notebook.refresher import _items
+
+        if members is None:
+            cluster_id = getattr(cluster, "id", None) or cluster["id"]
+            members = _items(self.client.clusters.pods(cluster_id), "pods")
+        panel = ClusterPanel(cluster, members)
+        self.refresher.register(panel)
+        return panel
+
+    @staticmethod
+    def catalog_view(rows: CatalogRows) -> StaticView:
+        """A static table of catalog entries."""
+        from podbook.notebook.catalog import catalog_view
+
+        return catalog_view(rows)
+
+    @staticmethod
+    def ssh_view(commands: SshCommands) -> StaticView:
+        """The SSH commands as text and HTML."""
+        from html import escape
+
+        if not (commands.proxy or commands.direct):
+            text = f"No SSH command for {commands.pod_id} yet: it has no machine or was created without --ssh."
+            return StaticView(text, f"<div>{escape(text)}</div>")
+        rows = [(k, c) for k, c in (("proxy", commands.proxy), ("direct", commands.direct)) if c]
+        html = "".join(
+            f'<div data-ssh="{k}"><b>{k}</b>: <code>{escape(c)}</code></div>' for k, c in rows
+        )
+        return StaticView(str(commands), html)
+
+    def show(self, obj: Any, view_factory: Callable[[Any], Any]) -> Any:
+        """Display ``obj`` through ``view_factory`` (once per cell), hook its type, return it."""
+        self.presenter.hook(type(obj), view_factory)
+        if self._show_panels():
+            self.presenter.present(obj, view_factory(obj))
+        return obj
