@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from podbook.api.ratelimit import format_ratelimit, format_ratelimit_policy
 from podbook.emulator.problems import Problem
 from podbook.emulator.settings import WINDOWS
 
@@ -40,8 +41,8 @@ class RateLimiter:
         self._quotas = {name: quotas[name] for name in WINDOWS if name in quotas}
         self._clock = clock
         self._accounts: dict[str, _AccountWindows] = {}
-        self.policy_header = ", ".join(
-            f'"{name}";q={quota};w={WINDOWS[name]}' for name, quota in self._quotas.items()
+        self.policy_header = format_ratelimit_policy(
+            (name, quota, WINDOWS[name]) for name, quota in self._quotas.items()
         )
 
     def _windows(self, account_id: str, now: float) -> list[_Window]:
@@ -66,9 +67,8 @@ class RateLimiter:
             for window in windows:
                 window.used += 1
         headers = {
-            "RateLimit": ", ".join(
-                f'"{w.name}";r={max(0, w.quota - w.used)};t={self._reset_in(w, now)}'
-                for w in windows
+            "RateLimit": format_ratelimit(
+                (w.name, max(0, w.quota - w.used), self._reset_in(w, now)) for w in windows
             ),
             "RateLimit-Policy": self.policy_header,
         }

@@ -1,0 +1,267 @@
+"""Pod records: creation from a validated request, the wire view, actions and patches.
+
+A stored pod record keeps the container configuration in wire form plus what the emulator
+needs to derive the rest at read time: its lifecycle ``phase`` (see
+:mod:`podbook.emulator.lifecycle`), the machine it was placed on (data center, public IP,
+host CUDA version, price), its SSH proxy username, its public port map, its global-network
+address and, for cluster members, its membership.
+
+Global networking: ``globalNetworking: true`` places the pod only in a data center whose
+catalog entry supports global networking (and needs an NVIDIA GPU); when the request's
+``dataCenterIds`` name none that does, or the pod is a CPU pod, creation answers 400 with a
+detail that says so (the reference: "enforced upstream"). A pod with global networking
+shows ``ip`` and ``internalDns`` = ``<pod_id>.<internal domain>``; any other pod shows
+``{"enabled": false}``.
+
+Runtime: the seed's creation example shows ``runtime: {}`` for the PROVISIONING pod, so the
+create response carries ``{}``; every later read carries ``runtime`` only while RUNNING
+(``null`` otherwise).
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from datetime import datetime, timezone
+from typing import Any
+
+from podbook.emulator.lifecycle import (
+    ACTIONS,
+    EXITED,
+    PROVISIONING,
+    RUNNING,
+    boot_phase,
+    check_action,
+    running_since,
+    status_of,
+)
+from podbook.emulator.placement import Placement
+from podbook.emulator.problems import Problem
+from podbook.emulator.runtime import new_port_map, runtime_block
+from podbook.emulator.settings import EmulatorSettings
+
+Record = dict[str, Any]
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+CONTAINER_FIELDS = ("image", "args", "disk", "ports", "env", "registry")
+
+
+def new_id(length: int = 14) -> str:
+    """An opaque lowercase id like the service's (``7h9k2m4n6p...``)."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
+
+
+def iso(timestamp: float) -> str:
+    """RFC 3339 UTC with milliseconds: ``2026-06-01T12:00:00.000Z``."""
+    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def inject_env(
+    env: dict[str, str], *, start_ssh: bool, start_jupyter: bool, ssh_keys: list[str]
+) -> dict[str, str]:
+    """Add ``PUBLIC_KEY`` (from the account's keys) and ``JUPYTER_PASSWORD`` unless set."""
+    env = dict(env)
+    if start_ssh and ssh_keys and "PUBLIC_KEY" not in env:
+        env["PUBLIC_KEY"] = "\n".join(ssh_keys)
+    if start_jupyter and "JUPYTER_PASSWORD" not in env:
+        env["JUPYTER_PASSWORD"] = secrets.token_urlsafe(12)
+    return env
+
+
+def new_pod_record(
+    *,
+    pod_id: str,
+    spec: dict[str, Any],
+    placement: Placement,
+    now: float,
+    settings: EmulatorSettings,
+    ssh_keys: list[str],
+    cluster: dict[str, Any] | None = None,
+) -> Record:
+    """A stored pod from a merged create spec (wire names) and its placement."""
+    ports = list(spec.get("ports") or [])
+    record: Record = {
+        "id": pod_id,
+        "name": spec["name"],
+        "image": spec["image"],
+        "args": spec.get("args") or "",
+        "disk": spec.get("disk") or 20,
+        "ports": ports,
+        "env": inject_env(
+            dict(spec.get("env") or {}),
+            start_ssh=bool(spec.get("startSsh")),
+            start_jupyter=bool(spec.get("startJupyter")),
+            ssh_keys=ssh_keys,
+        ),
+        "registry": spec.get("registry"),
+        "mounts": dict(spec.get("mounts") or {}),
+        "cloud": spec.get("cloud") or "SECURE",
+        "locked": False,
+        "createdAt": iso(now),
+        "created": now,
+        "startedAt": None,
+        "phase": boot_phase(now, settings.provision_seconds, settings.start_seconds),
+        "dataCenterId": placement.data_center_id,
+        "cudaVersion": placement.cuda_version,
+        "publicIp": placement.public_ip,
+        "pricePerHour": placement.price_per_hour,
+        "sshUser": f"{pod_id}-{secrets.token_hex(4)}",
+        "portMap": new_port_map(ports),
+        "globalIp": placement.global_ip,
+    }
+    if "gpu" in spec:
+        record["gpu"] = {"id": spec["gpu"]["id"], "count": spec["gpu"].get("count", 1)}
+    else:
+        record["cpu"] = {
+            "id": spec["cpu"]["id"],
+            "vcpuCount": spec["cpu"]["vcpuCount"],
+            "memory": placement.memory_gb,
+        }
+    if cluster is not None:
+        record["cluster"] = cluster
+    return record
+
+
+def current_status(record: Record, now: float) -> str:
+    """The pod's status now."""
+    return status_of(record["phase"], now)
+
+
+def render_pod(
+    record: Record, now: float, settings: EmulatorSettings, *, creating: bool = False
+) -> dict[str, Any]:
+    """The pod as the wire shows it at ``now``."""
+    phase = record["phase"]
+    status = status_of(phase, now)
+    running = status == RUNNING
+    ports = record["ports"]
+    started_at = record["startedAt"]
+    if running:
+        started_at = iso(running_since(phase))  # type: ignore[arg-type]
+    proxy_host = settings.ssh_proxy_host
+    ssh_direct = None
+    port_map = record["portMap"]
+    if running and "22/tcp" in ports and "22/tcp" in port_map:
+        ssh_port = port_map["22/tcp"]
+        ip = record["publicIp"]
+        ssh_direct = {
+            "host": ip,
+            "port": ssh_port,
+            "username": "root",
+            "command": f"ssh root@{ip} -p {ssh_port}",
+        }
+    user = record["sshUser"]
+    view: dict[str, Any] = {
+        "id": record["id"],
+        "name": record["name"],
+        "status": status,
+        "actions": list(ACTIONS.get(status, ())),
+        "image": record["image"],
+        "args": record["args"],
+        "disk": record["disk"],
+        "mounts": record["mounts"],
+        "ports": ports,
+        "env": record["env"],
+        "registry": record["registry"],
+        "cloud": record["cloud"],
+        "dataCenterId": record["dataCenterId"],
+        "cudaVersion": record["cudaVersion"],
+        "ssh": {
+            "proxy": {
+                "host": proxy_host,
+                "port": 22,
+                "username": user,
+                "command": f"ssh {user}@{proxy_host}",
+            },
+            "direct": ssh_direct,
+        },
+        "template": None,
+        "cost": 0.0 if status == EXITED or status == "ERROR" else record["pricePerHour"],
+        "locked": record["locked"],
+        "globalNetworking": (
+            {
+                "enabled": True,
+                "ip": record["globalIp"],
+                "internalDns": f"{record['id']}.{settings.internal_domain}",
+            }
+            if record["globalIp"]
+            else {"enabled": False}
+        ),
+        "runtime": None,
+        "createdAt": record["createdAt"],
+        "startedAt": started_at,
+    }
+    if "gpu" in record:
+        view["gpu"] = record["gpu"]
+    else:
+        view["cpu"] = record["cpu"]
+    if running:
+        view["runtime"] = runtime_block(
+            record["id"],
+            now,
+            running_since(phase),  # type: ignore[arg-type]
+            record["gpu"]["count"] if "gpu" in record else 0,
+            ports,
+            port_map,
+            record["publicIp"],
+        )
+    elif creating and status == PROVISIONING:
+        view["runtime"] = {}
+    cluster = record.get("cluster")
+    if cluster is not None:
+        view["cluster"] = cluster_membership_view(cluster, record, now)
+    return view
+
+
+def cluster_membership_view(cluster: dict[str, Any], record: Record, now: float) -> dict[str, Any]:
+    """A member's ``cluster`` block: rank, role and overlay IP appear once assigned."""
+    assigned = now >= cluster["assignAt"]
+    view: dict[str, Any] = {"id": cluster["id"], "rank": cluster["rank"] if assigned else None}
+    if cluster.get("role"):
+        view["role"] = cluster["role"]
+    if assigned:
+        view["ip"] = cluster["ip"]
+    return view
+
+
+def apply_action(record: Record, action: str, now: float, settings: EmulatorSettings) -> None:
+    """Apply ``start``/``stop``/``restart`` to a stored pod (409 when not allowed now)."""
+    status = status_of(record["phase"], now)
+    check_action(status, action, locked=record["locked"], pod_id=record["id"])
+    if action == "start":
+        if status == PROVISIONING:
+            return  # already on its way to RUNNING
+        _boot(record, now, settings)
+    elif action == "restart":
+        _remember_start(record, now)
+        _boot(record, now, settings)
+    elif action == "stop":
+        _remember_start(record, now)
+        record["phase"] = {"kind": "exited", "since": now}
+
+
+def _remember_start(record: Record, now: float) -> None:
+    since = running_since(record["phase"])
+    if since is not None and since <= now:
+        record["startedAt"] = iso(since)
+
+
+def _boot(record: Record, now: float, settings: EmulatorSettings) -> None:
+    """Start the container again on the same machine: STARTING, then RUNNING."""
+    record["phase"] = boot_phase(now, 0.0, settings.start_seconds)
+    record["portMap"] = new_port_map(record["ports"])
+    wanted = record.pop("globalNetworkingWanted", None)
+    if wanted is not None:
+        record["globalIp"] = record.get("globalIpCandidate") if wanted else None
+
+
+def ensure_not_member(record: Record, verb: str) -> None:
+    """409 for changing a cluster member through the pod endpoints."""
+    cluster = record.get("cluster")
+    if cluster is not None:
+        raise Problem(
+            409,
+            f"pod {record['id']!r} belongs to cluster {cluster['id']!r} and cannot be {verb} "
+            f"through the pod endpoints; manage it through /v2/clusters/{cluster['id']}",
+        )

@@ -1,0 +1,157 @@
+"""``/v2/clusters``: create, list, read, rename, delete, and the members' full pods."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from podbook.emulator.clusters import membership, render_cluster
+from podbook.emulator.context import ApiRequest, api_route
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.placement import place_gpu_pod
+from podbook.emulator.pods import iso, new_id, new_pod_record, render_pod
+from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.validation import validate
+
+
+def _members(req: ApiRequest, cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    found = (req.store.pods.get(req.account_id, pod_id) for pod_id in cluster["memberIds"])
+    return [pod for pod in found if pod is not None]
+
+
+def _cluster_or_404(req: ApiRequest) -> dict[str, Any]:
+    cluster_id = req.param("id")
+    cluster = req.store.clusters.get(req.account_id, cluster_id)
+    if cluster is None:
+        raise not_found("cluster", cluster_id)
+    return cluster
+
+
+def _view(req: ApiRequest, cluster: dict[str, Any]) -> dict[str, Any]:
+    return render_cluster(cluster, _members(req, cluster), req.emulator.clock())
+
+
+async def create_cluster(req: ApiRequest) -> Response:
+    """``POST /v2/clusters`` → 201 with the cluster; its members start provisioning."""
+    from podbook.api.base import to_wire
+    from podbook.api.clusters import CreateClusterRequest
+
+    spec = to_wire(validate(CreateClusterRequest, await req.json()))
+    if not spec.get("image"):
+        raise Problem(
+            422,
+            "$.image: is required; name the container image every member runs",
+            errors=["$.image: is required"],
+        )
+    compute = spec["compute"]
+    settings = req.emulator.settings
+    now = req.emulator.clock()
+    placements = []
+    data_centers = spec.get("dataCenterIds") or None
+    for _ in range(compute["podCount"]):
+        placement = place_gpu_pod(
+            gpu_id=compute["gpuTypeId"],
+            count=compute["gpuCountPerPod"],
+            cloud="SECURE",
+            data_center_ids=data_centers,
+            allowed_cuda_versions=None,
+            min_cuda_version=None,
+            global_networking=False,
+        )
+        data_centers = [placement.data_center_id]  # one data center per cluster
+        placements.append(placement)
+    cluster_id = new_id()
+    while req.store.clusters.exists(cluster_id):
+        cluster_id = new_id()
+    assign_at = now + settings.provision_seconds / 2
+    account = req.store.ensure_account(req.account_id)
+    member_ids = []
+    for rank, placement in enumerate(placements):
+        pod_id = new_id()
+        while req.store.pods.exists(pod_id):
+            pod_id = new_id()
+        pod_spec = {
+            **{k: v for k, v in spec.items() if k not in ("compute", "type", "dataCenterIds")},
+            "name": f"{spec['name']}-{rank}",
+            "gpu": {"id": compute["gpuTypeId"], "count": compute["gpuCountPerPod"]},
+        }
+        record = new_pod_record(
+            pod_id=pod_id,
+            spec=pod_spec,
+            placement=placement,
+            now=now,
+            settings=settings,
+            ssh_keys=list(account.get("sshKeys") or []),
+            cluster=membership(cluster_id, spec["type"], rank, assign_at),
+        )
+        req.store.pods.put(req.account_id, record)
+        member_ids.append(pod_id)
+    cluster = {
+        "id": cluster_id,
+        "name": spec["name"],
+        "type": spec["type"],
+        "compute": compute,
+        "createdAt": iso(now),
+        "memberIds": member_ids,
+        "networkAt": assign_at,
+        "vxlanId": secrets.randbelow(16_000_000) + 1,
+    }
+    req.store.clusters.put(req.account_id, cluster)
+    return json_response(_view(req, cluster), status=201)
+
+
+async def list_clusters(req: ApiRequest) -> Response:
+    """``GET /v2/clusters`` → ``{"clusters": [...]}``."""
+    return json_response(
+        {"clusters": [_view(req, c) for c in req.store.clusters.all_of(req.account_id)]}
+    )
+
+
+async def get_cluster(req: ApiRequest) -> Response:
+    """``GET /v2/clusters/{id}``."""
+    return json_response(_view(req, _cluster_or_404(req)))
+
+
+async def update_cluster(req: ApiRequest) -> Response:
+    """``PATCH /v2/clusters/{id}``: rename."""
+    from podbook.api.base import to_wire
+    from podbook.api.clusters import UpdateClusterRequest
+
+    cluster = _cluster_or_404(req)
+    patch = to_wire(validate(UpdateClusterRequest, await req.json()))
+    updated = {**cluster, **({"name": patch["name"]} if "name" in patch else {})}
+    req.store.clusters.put(req.account_id, updated)
+    return json_response(_view(req, updated))
+
+
+async def delete_cluster(req: ApiRequest) -> Response:
+    """``DELETE /v2/clusters/{id}`` → 204; its member pods are terminated with it."""
+    cluster = _cluster_or_404(req)
+    for pod_id in cluster["memberIds"]:
+        if req.store.pods.get(req.account_id, pod_id) is not None:
+            req.store.pods.delete(req.account_id, pod_id)
+    req.store.clusters.delete(req.account_id, cluster["id"])
+    return Response(status_code=204)
+
+
+async def cluster_pods(req: ApiRequest) -> Response:
+    """``GET /v2/clusters/{id}/pods`` → ``{"pods": [...]}`` (full member pods, by rank)."""
+    cluster = _cluster_or_404(req)
+    now = req.emulator.clock()
+    settings = req.emulator.settings
+    return json_response({"pods": [render_pod(p, now, settings) for p in _members(req, cluster)]})
+
+
+def routes() -> list[BaseRoute]:
+    """The cluster routes."""
+    return [
+        api_route("/v2/clusters", list_clusters, ["GET"]),
+        api_route("/v2/clusters", create_cluster, ["POST"]),
+        api_route("/v2/clusters/{id}", get_cluster, ["GET"]),
+        api_route("/v2/clusters/{id}", update_cluster, ["PATCH"]),
+        api_route("/v2/clusters/{id}", delete_cluster, ["DELETE"]),
+        api_route("/v2/clusters/{id}/pods", cluster_pods, ["GET"]),
+    ]

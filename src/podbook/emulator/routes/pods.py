@@ -1,0 +1,212 @@
+"""``/v2/pods``: create, list, read, merge-patch, actions and delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from podbook.emulator.context import ApiRequest, api_route
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
+from podbook.emulator.pods import (
+    apply_action,
+    current_status,
+    ensure_not_member,
+    new_id,
+    new_pod_record,
+    render_pod,
+)
+from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.templates import apply_template, find_template
+from podbook.emulator.validation import as_problem, validate
+
+
+def place(spec: dict[str, Any]) -> Placement:
+    """Place a pod described by a merged create spec (wire names)."""
+    dc_ids = spec.get("dataCenterIds") or None
+    cloud = spec.get("cloud") or "SECURE"
+    if "gpu" in spec:
+        gpu = spec["gpu"]
+        return place_gpu_pod(
+            gpu_id=gpu["id"],
+            count=gpu.get("count", 1),
+            cloud=cloud,
+            data_center_ids=dc_ids,
+            allowed_cuda_versions=gpu.get("allowedCudaVersions") or None,
+            min_cuda_version=gpu.get("minCudaVersion"),
+            global_networking=bool(spec.get("globalNetworking")),
+        )
+    if spec.get("globalNetworking"):
+        raise Problem(
+            400,
+            "globalNetworking requires an NVIDIA GPU pod; remove it for a CPU pod",
+            errors=["$.globalNetworking: requires an NVIDIA GPU pod"],
+        )
+    cpu = spec["cpu"]
+    return place_cpu_pod(
+        flavor_id=cpu["id"], vcpu_count=cpu["vcpuCount"], cloud=cloud, data_center_ids=dc_ids
+    )
+
+
+def resolve_create_spec(req: ApiRequest, body: Any) -> dict[str, Any]:
+    """Validate a create body and merge its template: the spec a pod is built from."""
+    from podbook.api.base import to_wire
+    from podbook.api.pods import CreatePodRequest
+
+    model = validate(CreatePodRequest, body)
+    spec = to_wire(model)
+    template_id = spec.pop("templateId", None)
+    if template_id is not None:
+        template = find_template(req.store, req.account_id, template_id)
+        spec = apply_template(template, spec, cpu="cpu" in spec)
+    return spec
+
+
+def _pod_or_404(req: ApiRequest) -> dict[str, Any]:
+    pod_id = req.param("id")
+    record = req.store.pods.get(req.account_id, pod_id)
+    if record is None:
+        raise not_found("pod", pod_id)
+    return record
+
+
+async def create_pod(req: ApiRequest) -> Response:
+    """``POST /v2/pods`` → 201 with a PROVISIONING pod."""
+    spec = resolve_create_spec(req, await req.json())
+    placement = place(spec)
+    account = req.store.ensure_account(req.account_id)
+    now = req.emulator.clock()
+    pod_id = new_id()
+    while req.store.pods.exists(pod_id):
+        pod_id = new_id()
+    record = new_pod_record(
+        pod_id=pod_id,
+        spec=spec,
+        placement=placement,
+        now=now,
+        settings=req.emulator.settings,
+        ssh_keys=list(account.get("sshKeys") or []),
+    )
+    if placement.global_ip_candidate:
+        record["globalIpCandidate"] = placement.global_ip_candidate
+    req.store.pods.put(req.account_id, record)
+    return json_response(render_pod(record, now, req.emulator.settings, creating=True), status=201)
+
+
+async def list_pods(req: ApiRequest) -> Response:
+    """``GET /v2/pods[?includeClusterPods=true]`` → ``{"pods": [...]}``."""
+    include_members = req.query_flag("includeClusterPods")
+    now = req.emulator.clock()
+    settings = req.emulator.settings
+    pods = [
+        render_pod(record, now, settings)
+        for record in req.store.pods.all_of(req.account_id)
+        if include_members or "cluster" not in record
+    ]
+    return json_response({"pods": pods})
+
+
+async def get_pod(req: ApiRequest) -> Response:
+    """``GET /v2/pods/{id}``."""
+    record = _pod_or_404(req)
+    return json_response(render_pod(record, req.emulator.clock(), req.emulator.settings))
+
+
+async def update_pod(req: ApiRequest) -> Response:
+    """``PATCH /v2/pods/{id}``: merge patch; mount rules; create-time flags refused."""
+    from podbook.api.base import to_wire
+    from podbook.api.pods import UpdatePodRequest
+    from podbook.api.validation import RequestRejected, check_patch_mounts
+
+    record = _pod_or_404(req)
+    body = await req.json()
+    patch = to_wire(validate(UpdatePodRequest, body))
+    ensure_not_member(record, "changed")
+    mount_errors = check_patch_mounts(record["mounts"] or None, patch.get("mounts") or None)
+    if mount_errors:
+        raise as_problem(RequestRejected.from_errors(400, mount_errors))
+    template_id = patch.pop("templateId", None)
+    if template_id is not None:
+        template = find_template(req.store, req.account_id, template_id)
+        for name in ("image", "args", "disk", "ports", "registry"):
+            if name not in patch and template.get(name) is not None:
+                patch[name] = template[name]
+        patch["env"] = {**(template.get("env") or {}), **(patch.get("env") or {})}
+    updated = dict(record)
+    for name in ("name", "image", "args", "disk", "env", "registry", "locked"):
+        if name in patch:
+            updated[name] = patch[name]
+    if "ports" in patch:
+        updated["ports"] = list(patch["ports"])
+        updated["portMap"] = {k: v for k, v in record["portMap"].items() if k in patch["ports"]}
+    mounts = patch.get("mounts")
+    if mounts:
+        updated["mounts"] = _merge_mounts(record["mounts"], mounts)
+    if "globalNetworking" in patch:
+        wanted = bool(patch["globalNetworking"])
+        if wanted and not record.get("globalIpCandidate"):
+            raise Problem(
+                400,
+                f"globalNetworking is not available for pod {record['id']!r}: it needs an NVIDIA "
+                f"GPU pod in a data center with global networking (this one is in "
+                f"{record['dataCenterId']})",
+                errors=["$.globalNetworking: not supported where this pod runs"],
+            )
+        if wanted != bool(record.get("globalIp")):
+            updated["globalNetworkingWanted"] = wanted  # takes effect on the next start
+        else:
+            updated.pop("globalNetworkingWanted", None)
+    req.store.pods.put(req.account_id, updated)
+    return json_response(render_pod(updated, req.emulator.clock(), req.emulator.settings))
+
+
+def _merge_mounts(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(current)
+    if "persistent" in patch:
+        merged["persistent"] = {**current.get("persistent", {}), **patch["persistent"]}
+    if patch.get("network"):
+        merged["network"] = [dict(patch["network"][0])]
+    return merged
+
+
+async def pod_action(req: ApiRequest) -> Response:
+    """``POST /v2/pods/{id}/action``: 200 with the pod, or 204 for terminate; 409 if not allowed."""
+    from podbook.api.pods import PodActionRequest
+
+    record = _pod_or_404(req)
+    body = await req.json()
+    action = validate(PodActionRequest, body).action
+    if action == "terminate":
+        return _terminate(req, record)
+    ensure_not_member(record, "changed")
+    now = req.emulator.clock()
+    updated = dict(record)
+    apply_action(updated, action, now, req.emulator.settings)
+    req.store.pods.put(req.account_id, updated)
+    return json_response(render_pod(updated, now, req.emulator.settings))
+
+
+async def delete_pod(req: ApiRequest) -> Response:
+    """``DELETE /v2/pods/{id}`` → 204; the pod is gone (404, absent from lists)."""
+    return _terminate(req, _pod_or_404(req))
+
+
+def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
+    ensure_not_member(record, "deleted")
+    current_status(record, req.emulator.clock())
+    req.store.pods.delete(req.account_id, record["id"])
+    return Response(status_code=204)
+
+
+def routes() -> list[BaseRoute]:
+    """The pod routes."""
+    return [
+        api_route("/v2/pods", list_pods, ["GET"]),
+        api_route("/v2/pods", create_pod, ["POST"]),
+        api_route("/v2/pods/{id}", get_pod, ["GET"]),
+        api_route("/v2/pods/{id}", update_pod, ["PATCH"]),
+        api_route("/v2/pods/{id}", delete_pod, ["DELETE"]),
+        api_route("/v2/pods/{id}/action", pod_action, ["POST"]),
+    ]
