@@ -1,0 +1,140 @@
+"""Where a client points: arguments, environment, ~/.runpod/config.toml, or the local emulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from podbook.client.config import (
+    DEFAULT_QUEUE_URL,
+    DEFAULT_REST_URL,
+    DEFAULT_V1_URL,
+    resolve_settings,
+)
+from podbook.errors import ConfigError
+
+CLOUD_KEY = "rpa_CLOUDKEY0123456789abcdef"
+
+
+def write_runpod_config(home: Path, text: str) -> Path:
+    path = home / ".runpod" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_env_key_points_at_the_cloud(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNPOD_API_KEY", CLOUD_KEY)
+    settings = resolve_settings()
+    assert (settings.rest_url, settings.queue_url, settings.v1_url) == (
+        DEFAULT_REST_URL,
+        DEFAULT_QUEUE_URL,
+        DEFAULT_V1_URL,
+    )
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == CLOUD_KEY
+    assert str(settings) == "RunPod cloud (key from RUNPOD_API_KEY)"
+    assert not settings.local
+
+
+def test_argument_beats_environment(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNPOD_API_KEY", "rpa_from_env")
+    monkeypatch.setenv("PODBOOK_URL", "http://127.0.0.1:9999")
+    settings = resolve_settings(api_key="rpa_from_arg", rest_url="https://rest.example.test/")
+    assert settings.api_key is not None
+    assert settings.api_key.get_secret_value() == "rpa_from_arg"
+    assert settings.rest_url == "https://rest.example.test"
+    assert settings.queue_url == "http://127.0.0.1:9999"
+    assert settings.key_source == "argument"
+
+
+def test_podbook_url_sets_all_bases_and_individual_vars_win(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNPOD_API_KEY", CLOUD_KEY)
+    monkeypatch.setenv("PODBOOK_URL", "http://127.0.0.1:8765")
+    monkeypatch.setenv("PODBOOK_QUEUE_URL", "http://127.0.0.1:9000")
+    settings = resolve_settings()
+    assert settings.rest_url == "http://127.0.0.1:8765"
+    assert settings.v1_url == "http://127.0.0.1:8765"
+    assert settings.queue_url == "http://127.0.0.1:9000"
+    assert str(settings) == "service at http://127.0.0.1:8765 (REST) (key from RUNPOD_API_KEY)"
+
+
+def test_runpod_cli_config_file_is_read(clean_env: Path) -> None:
+    write_runpod_config(clean_env, f'[default]\napi_key = "{CLOUD_KEY}"\n')
+    settings = resolve_settings()
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == CLOUD_KEY
+    assert str(settings) == "RunPod cloud (key from ~/.runpod/config.toml [default])"
+
+
+def test_runpod_profile_selects_a_section(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runpod_config(
+        clean_env, '[default]\napi_key = "rpa_default"\n\n[work]\napi_key = "rpa_work"\n'
+    )
+    monkeypatch.setenv("RUNPOD_PROFILE", "work")
+    settings = resolve_settings()
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "rpa_work"
+    assert "[work]" in str(settings)
+
+
+def test_missing_profile_is_a_clear_error(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runpod_config(clean_env, '[default]\napi_key = "rpa_default"\n')
+    monkeypatch.setenv("RUNPOD_PROFILE", "nope")
+    with pytest.raises(ConfigError, match=r"profile \[nope\] \(RUNPOD_PROFILE\) is not in"):
+        resolve_settings()
+
+
+def test_environment_beats_config_file(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runpod_config(clean_env, '[default]\napi_key = "rpa_file"\n')
+    monkeypatch.setenv("RUNPOD_API_KEY", "rpa_env")
+    settings = resolve_settings()
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "rpa_env"
+
+
+def test_broken_config_file_names_the_file(clean_env: Path) -> None:
+    path = write_runpod_config(clean_env, "[default\napi_key = \n")
+    with pytest.raises(ConfigError) as info:
+        resolve_settings()
+    message = str(info.value)
+    assert str(path) in message and "\n" not in message
+
+
+def test_bad_url_is_a_one_line_error(clean_env: Path) -> None:
+    with pytest.raises(ConfigError, match="is not an http"):
+        resolve_settings(api_key="k", url="rest.runpod.io")
+
+
+def test_bad_podbook_local_value(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODBOOK_LOCAL", "maybe")
+    with pytest.raises(ConfigError, match="PODBOOK_LOCAL='maybe' is not a boolean"):
+        resolve_settings()
+
+
+def test_url_without_any_key_is_refused(clean_env: Path) -> None:
+    with pytest.raises(ConfigError, match="no API key for http://127.0.0.1:1; set RUNPOD_API_KEY"):
+        resolve_settings(url="http://127.0.0.1:1")
+
+
+def test_nothing_configured_means_local_emulator_without_starting(clean_env: Path) -> None:
+    settings = resolve_settings(start_emulator=False)
+    assert settings.local
+    assert str(settings).startswith("local emulator at http://127.0.0.1:")
+
+
+def test_podbook_local_forces_the_emulator_even_with_a_key(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNPOD_API_KEY", CLOUD_KEY)
+    monkeypatch.setenv("PODBOOK_LOCAL", "1")
+    settings = resolve_settings(start_emulator=False)
+    assert settings.local
+    assert settings.api_key is None or settings.api_key.get_secret_value() != CLOUD_KEY
+
+
+def test_key_never_in_repr_or_str(clean_env: Path) -> None:
+    settings = resolve_settings(api_key=SecretStr(CLOUD_KEY))
+    for text in (repr(settings), str(settings), settings.describe(), f"{settings!r}"):
+        assert CLOUD_KEY not in text
+    assert "**********" in repr(settings)
