@@ -20,12 +20,17 @@ CHROMIUM = "/usr/lib/chromium/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "browser"
 
 
+# pytest-base-url (pulled in by pytest-playwright) still defines an instance-method fixture.
+_BASE_URL_WARNING = "ignore:Session-scoped fixtures defined as instance methods"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test in this folder is a browser test."""
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.filterwarnings(_BASE_URL_WARNING))
 
 
 @pytest.fixture(scope="session")

@@ -25,9 +25,7 @@ STATUS_TIMEOUT_MS = 30_000
 @pytest.fixture
 def emulator_http(emulator: Any) -> Iterator[httpx.Client]:
     """Plain HTTP to the emulator as the test's account, to check what the panel claims."""
-    with httpx.Client(
-        base_url=emulator.url, headers={"Authorization": f"Bearer {emulator.api_key}"}
-    ) as http:
+    with emulator.http() as http:
         yield http
 
 
