@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -39,10 +40,8 @@ def _stop_recorded_emulator(podbook_home: Path) -> None:
         pid = json.loads((podbook_home / "emulator.json").read_text())["pid"]
     except (OSError, ValueError, KeyError):
         return
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(int(pid), signal.SIGTERM)
-    except ProcessLookupError:
-        pass
 
 
 @pytest.fixture
