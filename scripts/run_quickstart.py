@@ -72,11 +72,15 @@ def stop_embedded_emulator(podbook_home: Path) -> None:
 
 
 def first_error(nb: nbformat.NotebookNode) -> str | None:
-    """``"cell N: Name: value"`` for the first error output in ``nb``, if any."""
-    for index, cell in enumerate(nb.cells):
+    """``"cell N (first line): Name: value"`` for the first error output in ``nb``, if any."""
+    for index, cell in enumerate(nb.cells, start=1):
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
-                return f"cell {index}: {output.get('ename')}: {output.get('evalue')}"
+                first_line = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
+                return (
+                    f"cell {index} ({first_line[:60]}): "
+                    f"{output.get('ename')}: {output.get('evalue')}"
+                )
     return None
 
 
@@ -91,10 +95,13 @@ def run(notebook: Path, output: Path, timeout: int) -> int:
         kernel_name="python3",
         resources={"metadata": {"path": str(notebook.parent)}},
     )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    kernel_log = output.with_suffix(".kernel.log")
     started = time.monotonic()
     failure: str | None = None
     try:
-        client.execute(env=env)
+        with kernel_log.open("wb") as log:
+            client.execute(env=env, stderr=log)
     except CellTimeoutError as exc:
         failure = f"a cell ran longer than {timeout} s: {str(exc).splitlines()[0]}"
     except CellExecutionError:
@@ -104,15 +111,14 @@ def run(notebook: Path, output: Path, timeout: int) -> int:
         stop_embedded_emulator(Path(env["PODBOOK_HOME"]))
         shutil.rmtree(home, ignore_errors=True)
 
-    output.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, output)
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     ran = sum(1 for c in code_cells if c.get("execution_count"))
     shown = output.relative_to(ROOT) if output.is_relative_to(ROOT) else output
     if failure:
         print(f"quickstart FAILED after {elapsed:.1f} s, {ran}/{len(code_cells)} cells run")
-        print(f"  {failure}")
-        print(f"  executed copy (with the error): {shown}")
+        print("  " + failure.replace("\n", "\n  "))
+        print(f"  executed copy (with the error): {shown}; kernel log: {kernel_log.name}")
         return 1
     print(f"quickstart OK: {ran}/{len(code_cells)} code cells run in {elapsed:.1f} s")
     print(f"  against the embedded local emulator (no API key used); executed copy: {shown}")
