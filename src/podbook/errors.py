@@ -34,7 +34,12 @@ __all__ = [
 ]
 
 
-def _with_error_lines(head: str, errors: Iterable[str]) -> str:
+def _with_error_lines(head: str, errors: Iterable[str], detail: str = "") -> str:
+    """``head`` plus one ``"  - <line>"`` per error (a lone error equal to the detail is
+    already in ``head`` and not repeated)."""
+    errors = list(errors)
+    if len(errors) == 1 and errors[0] == detail:
+        errors = []
     lines = [head]
     lines.extend(f"  - {line}" for line in errors)
     return "\n".join(lines)
@@ -71,10 +76,11 @@ class InvalidRequest(PodbookError, ValueError):
         self.errors = list(errors)
         self.status = status
         self.title = title
-        super().__init__(_with_error_lines(f"{title}: {detail}", self.errors))
+        super().__init__(str(self))
 
     def __str__(self) -> str:
-        return _with_error_lines(f"{self.title}: {self.detail}", self.errors)
+        head = f"Invalid request (not sent): {self.detail}"
+        return _with_error_lines(head, self.errors, self.detail)
 
 
 class ConnectionFailed(PodbookError):
@@ -124,7 +130,7 @@ class APIError(PodbookError):
         head = f"{self.status} {self.title}"
         if self.detail:
             head = f"{head}: {self.detail}"
-        return _with_error_lines(head, self.errors)
+        return _with_error_lines(head, self.errors, self.detail)
 
     def __repr__(self) -> str:
         return (

@@ -128,9 +128,9 @@ def test_429_beyond_the_wait_budget_raises_at_once(client: Client) -> None:
 
 
 def test_key_absent_from_connection_errors() -> None:
-    with Client(api_key=KEY, url="http://127.0.0.1:9", retry=RetryPolicy(max_attempts=1)) as c:
-        with pytest.raises(ConnectionFailed) as info:
-            c.registries.list()
+    unreachable = Client(api_key=KEY, url="http://127.0.0.1:9", retry=RetryPolicy(max_attempts=1))
+    with unreachable as c, pytest.raises(ConnectionFailed) as info:
+        c.registries.list()
     text = f"{info.value}{info.value!r}{info.value.__cause__!r}"
     assert KEY not in text
     assert "http://127.0.0.1:9/v2/registries" in str(info.value)
