@@ -328,6 +328,22 @@ describe("pod panel: errors, connection and secrets", () => {
     expect(root().querySelector("details.podbook-env").open).toBe(true);
   });
 
+  it("keeps the buttons and commands in place when a refresh only moves the metrics", () => {
+    const { model } = render(gpuPod());
+    const stop = button("stop");
+    const proxy = root().querySelector('[data-ssh="proxy"]');
+    const bars = root().querySelector(".podbook-util");
+    const runtime = { ...gpuPod().runtime, uptime: 3800, cpu: { util: 80 } };
+    model.set("pod", gpuPod({ runtime }));
+    expect(button("stop")).toBe(stop);
+    expect(root().querySelector('[data-ssh="proxy"]')).toBe(proxy);
+    expect(root().querySelector(".podbook-util")).not.toBe(bars);
+    expect(root().querySelector('[data-util="cpu"]').textContent).toContain("80%");
+    model.set("busy", "stop");
+    expect(button("stop")).not.toBe(stop);
+    expect(button("stop").disabled).toBe(true);
+  });
+
   it("removes its listeners and DOM on cleanup", () => {
     const { model, el, cleanup } = render(gpuPod());
     cleanup();

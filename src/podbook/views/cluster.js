@@ -170,6 +170,21 @@ export function fact(label, value, attrs = {}) {
   if (value === null || value === undefined || value === "") return null;
   return [h("dt", { text: label }), h("dd", attrs, value)];
 }
+
+/**
+ * Makes `parent`'s children equal to `nodes`, keeping every existing child that is already
+ * equal (`isEqualNode`). A refresh that only moves the utilization bars then leaves the
+ * buttons, links and commands in place, so a click, a hover or a text selection in progress
+ * is not lost to a re-render.
+ */
+export function patchChildren(parent, nodes) {
+  nodes.forEach((node, i) => {
+    const current = parent.children[i];
+    if (!current) parent.append(node);
+    else if (!current.isEqualNode(node)) current.replaceWith(node);
+  });
+  while (parent.children.length > nodes.length) parent.lastElementChild.remove();
+}
 // </podbook-common>
 
 const MEMBER_COLUMNS = ["Rank", "Role", "IP", "Status", "Name", "ID"];
@@ -270,12 +285,12 @@ function render({ model, el }) {
     const cluster = model.get("cluster") || {};
     root.setAttribute("data-cluster-id", cluster.id || "");
     root.setAttribute("data-type", cluster.type || "");
-    root.replaceChildren(
+    patchChildren(root, [
       header(cluster),
       ...notices(model),
       facts(cluster, feedback, rerender),
       membersTable(model.get("members") || []),
-    );
+    ]);
   }
 
   const unsubscribe = onTraits(model, ["cluster", "members", "error", "connection"], rerender);

@@ -165,3 +165,18 @@ export function fact(label, value, attrs = {}) {
   if (value === null || value === undefined || value === "") return null;
   return [h("dt", { text: label }), h("dd", attrs, value)];
 }
+
+/**
+ * Makes `parent`'s children equal to `nodes`, keeping every existing child that is already
+ * equal (`isEqualNode`). A refresh that only moves the utilization bars then leaves the
+ * buttons, links and commands in place, so a click, a hover or a text selection in progress
+ * is not lost to a re-render.
+ */
+export function patchChildren(parent, nodes) {
+  nodes.forEach((node, i) => {
+    const current = parent.children[i];
+    if (!current) parent.append(node);
+    else if (!current.isEqualNode(node)) current.replaceWith(node);
+  });
+  while (parent.children.length > nodes.length) parent.lastElementChild.remove();
+}

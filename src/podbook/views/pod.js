@@ -177,6 +177,21 @@ export function fact(label, value, attrs = {}) {
   if (value === null || value === undefined || value === "") return null;
   return [h("dt", { text: label }), h("dd", attrs, value)];
 }
+
+/**
+ * Makes `parent`'s children equal to `nodes`, keeping every existing child that is already
+ * equal (`isEqualNode`). A refresh that only moves the utilization bars then leaves the
+ * buttons, links and commands in place, so a click, a hover or a text selection in progress
+ * is not lost to a re-render.
+ */
+export function patchChildren(parent, nodes) {
+  nodes.forEach((node, i) => {
+    const current = parent.children[i];
+    if (!current) parent.append(node);
+    else if (!current.isEqualNode(node)) current.replaceWith(node);
+  });
+  while (parent.children.length > nodes.length) parent.lastElementChild.remove();
+}
 // </podbook-common>
 
 const ACTION_LABELS = {
@@ -429,8 +444,9 @@ function render({ model, el }) {
     root.setAttribute("data-status", pod.status || "");
     root.setAttribute("data-pod-id", pod.id || "");
     root.setAttribute("aria-busy", model.get("busy") ? "true" : "false");
-    root.replaceChildren(
-      ...[
+    patchChildren(
+      root,
+      [
         header(pod),
         ...notices(model),
         facts(pod, uptimeText()),
