@@ -50,6 +50,21 @@ class EmulatorProcess:
                 "[[accounts]]\n"
                 'id = "default"\n'
                 f'readonly_keys = ["{self.readonly_key}"]\n\n'
+                "[[accounts.templates]]\n"
+                'id = "tpl-own"\n'
+                'name = "own template"\n'
+                'image = "me/own-image:1"\n'
+                'args = "--serve"\n'
+                "disk = 33\n"
+                'ports = ["8888/http", "22/tcp"]\n'
+                'env = { FROM_TEMPLATE = "yes", SHARED = "template" }\n'
+                "startJupyter = true\n"
+                'allowedCudaVersions = ["12.8"]\n'
+                'mounts = { persistent = { size = 25, path = "/workspace" } }\n\n'
+                "[[accounts.templates]]\n"
+                'id = "tpl-serverless"\n'
+                'image = "me/worker:1"\n'
+                "serverless = true\n\n"
                 "[[accounts]]\n"
                 'id = "account-b"\n'
                 f'keys = ["{self.other_key}"]\n'

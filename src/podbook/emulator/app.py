@@ -28,6 +28,7 @@ from podbook.emulator.problems import Problem, problem_response
 from podbook.emulator.ratelimit import RateLimiter
 from podbook.emulator.settings import DEFAULT_ACCOUNT_ID, EmulatorSettings
 from podbook.emulator.store import Store
+from podbook.emulator.templates import normalize_template
 
 log = logging.getLogger("podbook.emulator")
 
@@ -38,7 +39,11 @@ def generate_api_key() -> str:
 
 
 def seed_accounts(store: Store, settings: EmulatorSettings) -> None:
-    """Register the default account's key and every configured account, key and template."""
+    """Register the default account's key and every configured account, key and template.
+
+    Templates declared in the config file are (re)written on every start: the file is their
+    source of truth, and pods created from an earlier version keep their own copy.
+    """
     store.ensure_account(DEFAULT_ACCOUNT_ID)
     store.add_key(settings.api_key, DEFAULT_ACCOUNT_ID, "full")
     for spec in settings.accounts:
@@ -50,10 +55,9 @@ def seed_accounts(store: Store, settings: EmulatorSettings) -> None:
         if spec.ssh_keys is not None and account.get("sshKeys") != spec.ssh_keys:
             store.save_account({**account, "sshKeys": list(spec.ssh_keys)})
         for template in spec.templates:
-            if store.templates.get(spec.id, template["id"]) is None:
-                from podbook.emulator.templates import normalize_template
-
-                store.templates.put(spec.id, normalize_template(template))
+            record = normalize_template(template)
+            if store.templates.get(spec.id, record["id"]) != record:
+                store.templates.put(spec.id, record)
 
 
 async def healthz(request: Request) -> Response:

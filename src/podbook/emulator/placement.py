@@ -9,6 +9,7 @@ names what did not match.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import secrets
 from dataclasses import dataclass
@@ -27,6 +28,11 @@ class Placement:
     global_ip: str | None = None
     global_ip_candidate: str | None = None
     memory_gb: int | None = None
+
+
+def with_new_machine(placement: Placement) -> Placement:
+    """The same placement on another machine of the same kind (its own public IP)."""
+    return dataclasses.replace(placement, public_ip=random_public_ip())
 
 
 def random_public_ip() -> str:
@@ -51,8 +57,10 @@ def place_gpu_pod(
     allowed_cuda_versions: list[str] | None,
     min_cuda_version: str | None,
     global_networking: bool,
+    pod_count: int = 1,
 ) -> Placement:
-    """Place a GPU pod, or raise a 400 :class:`Problem` naming what could not be matched."""
+    """Place a GPU pod (or ``pod_count`` identical ones in one data center, for a cluster),
+    or raise a 400 :class:`Problem` naming what could not be matched."""
     from podbook.emulator import catalog_data
 
     try:
@@ -64,6 +72,7 @@ def place_gpu_pod(
             allowed_cuda_versions=allowed_cuda_versions or None,
             min_cuda_version=min_cuda_version,
             global_network=global_networking,
+            pod_count=pod_count,
         )
     except catalog_data.PlacementError as exc:
         raise Problem(400, str(exc), title="No Capacity") from None

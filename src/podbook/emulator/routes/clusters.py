@@ -11,7 +11,7 @@ from starlette.routing import BaseRoute
 from podbook.emulator.clusters import membership, render_cluster
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
-from podbook.emulator.placement import place_gpu_pod
+from podbook.emulator.placement import place_gpu_pod, with_new_machine
 from podbook.emulator.pods import iso, new_id, new_pod_record, render_pod
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.validation import validate
@@ -49,20 +49,17 @@ async def create_cluster(req: ApiRequest) -> Response:
     compute = spec["compute"]
     settings = req.emulator.settings
     now = req.emulator.clock()
-    placements = []
-    data_centers = spec.get("dataCenterIds") or None
-    for _ in range(compute["podCount"]):
-        placement = place_gpu_pod(
-            gpu_id=compute["gpuTypeId"],
-            count=compute["gpuCountPerPod"],
-            cloud="SECURE",
-            data_center_ids=data_centers,
-            allowed_cuda_versions=None,
-            min_cuda_version=None,
-            global_networking=False,
-        )
-        data_centers = [placement.data_center_id]  # one data center per cluster
-        placements.append(placement)
+    shared = place_gpu_pod(
+        gpu_id=compute["gpuTypeId"],
+        count=compute["gpuCountPerPod"],
+        cloud="SECURE",
+        data_center_ids=spec.get("dataCenterIds") or None,
+        allowed_cuda_versions=None,
+        min_cuda_version=None,
+        global_networking=False,
+        pod_count=compute["podCount"],
+    )
+    placements = [with_new_machine(shared) for _ in range(compute["podCount"])]
     cluster_id = new_id()
     while req.store.clusters.exists(cluster_id):
         cluster_id = new_id()

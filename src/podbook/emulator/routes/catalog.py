@@ -1,0 +1,201 @@
+"""``/v2/catalog/...`` (GPU types, CPU flavors, data centers, public templates) and the
+account's own templates (``/v2/templates``, read-only until the templates issue).
+
+Query rules follow the reference document: availability filters (``product``, ``count``,
+``cloud``, ``cudaVersions``, ``minCudaVersion``, ``countryCodes``) are valid only with
+``include=AVAILABILITY`` (400 otherwise); ``cudaVersions`` and ``minCudaVersion`` exclude each
+other (400); a malformed value is 422. ``product`` is optional: the seed reads
+``?include=AVAILABILITY`` alone, which means pod availability.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from podbook.emulator import catalog_data
+from podbook.emulator.context import ApiRequest, api_route
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.templates import public_templates
+
+_CUDA = re.compile(r"^\d+\.\d+$")
+_MIN_CUDA = re.compile(r"^\d+(\.\d+)?$")
+_COUNTRY = re.compile(r"^[A-Z]{2}$")
+
+
+def _list(req: ApiRequest, name: str) -> list[str] | None:
+    raw = req.request.query_params.get(name)
+    if raw is None:
+        return None
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _invalid(name: str, message: str) -> Problem:
+    return Problem(422, f"query parameter {name} {message}", errors=[f"{name}: {message}"])
+
+
+def _enum_list(req: ApiRequest, name: str, allowed: tuple[str, ...]) -> list[str]:
+    values = _list(req, name) or []
+    for value in values:
+        if value not in allowed:
+            raise _invalid(name, f"has unknown value {value!r}; use {', '.join(allowed)}")
+    return values
+
+
+def _availability_filters(req: ApiRequest, names: tuple[str, ...]) -> bool:
+    include = _enum_list(req, "include", ("AVAILABILITY",))
+    if not include:
+        sent = [n for n in names if n in req.request.query_params]
+        if sent:
+            raise Problem(
+                400,
+                f"query parameter {sent[0]} is valid only with include=AVAILABILITY; add it or "
+                f"drop {sent[0]}",
+            )
+        return False
+    return True
+
+
+def _positive_int(req: ApiRequest, name: str) -> int | None:
+    raw = req.request.query_params.get(name)
+    if raw is None:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise _invalid(name, "must be a positive integer")
+    return int(raw)
+
+
+_GPU_FILTERS = ("product", "count", "cloud", "cudaVersions", "minCudaVersion", "countryCodes")
+
+
+def _gpu_query(req: ApiRequest) -> dict[str, Any]:
+    if not _availability_filters(req, _GPU_FILTERS):
+        return {}
+    products = _enum_list(req, "product", ("POD", "CLUSTER", "SERVERLESS")) or ["POD"]
+    cloud = req.request.query_params.get("cloud", "SECURE")
+    if cloud not in ("SECURE", "COMMUNITY"):
+        raise _invalid("cloud", "must be SECURE or COMMUNITY")
+    cuda = _list(req, "cudaVersions")
+    minimum = req.request.query_params.get("minCudaVersion")
+    if cuda is not None and minimum is not None:
+        raise Problem(400, "cudaVersions and minCudaVersion exclude each other; send one")
+    for version in cuda or []:
+        if not _CUDA.match(version):
+            raise _invalid("cudaVersions", f"entry {version!r} must be major.minor (e.g. 12.8)")
+    if minimum is not None and not _MIN_CUDA.match(minimum):
+        raise _invalid("minCudaVersion", "must be major or major.minor (e.g. 12 or 12.4)")
+    countries = _list(req, "countryCodes")
+    for code in countries or []:
+        if not _COUNTRY.match(code):
+            raise _invalid("countryCodes", f"entry {code!r} must be an uppercase ISO country code")
+    return {
+        "include_availability": True,
+        "product": products,
+        "count": _positive_int(req, "count") or 1,
+        "cloud": cloud,
+        "cuda_versions": cuda,
+        "min_cuda_version": minimum,
+        "country_codes": countries,
+    }
+
+
+def _cpu_query(req: ApiRequest) -> dict[str, Any]:
+    if not _availability_filters(req, ("product", "vcpuCount")):
+        return {}
+    return {
+        "include_availability": True,
+        "product": _enum_list(req, "product", ("POD", "SERVERLESS")) or ["POD"],
+        "vcpu_count": _positive_int(req, "vcpuCount"),
+    }
+
+
+async def list_gpus(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/gpus``."""
+    return json_response({"gpus": catalog_data.list_gpu_types(**_gpu_query(req))})
+
+
+async def get_gpu(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/gpus/{id}``."""
+    entry = catalog_data.get_gpu_type(req.param("id"), **_gpu_query(req))
+    if entry is None:
+        raise not_found("GPU type", req.param("id"))
+    return json_response(entry)
+
+
+async def list_cpus(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/cpus``."""
+    return json_response({"cpus": catalog_data.list_cpu_types(**_cpu_query(req))})
+
+
+async def get_cpu(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/cpus/{id}``."""
+    query = _cpu_query(req)
+    query.pop("product", None)
+    entry = catalog_data.get_cpu_type(req.param("id"), **query)
+    if entry is None:
+        raise not_found("CPU flavor", req.param("id"))
+    return json_response(entry)
+
+
+def _dc_include(req: ApiRequest) -> list[str]:
+    return _enum_list(req, "include", ("GPU_AVAILABILITY", "CPU_AVAILABILITY"))
+
+
+async def list_datacenters(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/datacenters`` with the reference's filters."""
+    global_network = None
+    if "globalNetwork" in req.request.query_params:
+        global_network = req.query_flag("globalNetwork")
+    centers = catalog_data.list_data_centers(
+        include=_dc_include(req),
+        regions=_list(req, "regions"),
+        network_volume_types=_list(req, "networkVolumeTypes"),
+        compliance=_list(req, "compliance"),
+        global_network=global_network,
+    )
+    return json_response({"dataCenters": centers})
+
+
+async def get_datacenter(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/datacenters/{id}``."""
+    entry = catalog_data.get_data_center(req.param("id"), include=_dc_include(req))
+    if entry is None:
+        raise not_found("data center", req.param("id"))
+    return json_response(entry)
+
+
+async def list_public_templates(req: ApiRequest) -> Response:
+    """``GET /v2/catalog/templates``."""
+    return json_response({"templates": public_templates()})
+
+
+async def list_own_templates(req: ApiRequest) -> Response:
+    """``GET /v2/templates``: the caller's own templates."""
+    return json_response({"templates": list(req.store.templates.all_of(req.account_id))})
+
+
+async def get_own_template(req: ApiRequest) -> Response:
+    """``GET /v2/templates/{id}``: one of the caller's templates."""
+    template = req.store.templates.get(req.account_id, req.param("id"))
+    if template is None:
+        raise not_found("template", req.param("id"))
+    return json_response(template)
+
+
+def routes() -> list[BaseRoute]:
+    """The catalog and template read routes."""
+    return [
+        api_route("/v2/catalog/gpus", list_gpus, ["GET"]),
+        api_route("/v2/catalog/gpus/{id}", get_gpu, ["GET"]),
+        api_route("/v2/catalog/cpus", list_cpus, ["GET"]),
+        api_route("/v2/catalog/cpus/{id}", get_cpu, ["GET"]),
+        api_route("/v2/catalog/datacenters", list_datacenters, ["GET"]),
+        api_route("/v2/catalog/datacenters/{id}", get_datacenter, ["GET"]),
+        api_route("/v2/catalog/templates", list_public_templates, ["GET"]),
+        api_route("/v2/templates", list_own_templates, ["GET"]),
+        api_route("/v2/templates/{id}", get_own_template, ["GET"]),
+    ]
