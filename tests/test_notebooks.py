@@ -151,6 +151,12 @@ def test_notebook_runs_without_errors_or_secrets(executed: Any, emulator: Any) -
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code_cells), "some code cells did not run"
 
+    sources = "\n".join(c.source for c in code_cells)
+    if "%pod create" in sources:
+        assert watcher.pod_ids - before, "the watcher never saw the notebook's pods"
+    if "--jupyter" in sources:
+        assert watcher.secrets, "the watcher never saw the generated JUPYTER_PASSWORD"
+
     assert emulator.api_key not in text, "the API key reached the saved notebook"
     leaked = sorted(s for s in watcher.secrets if s in text)
     assert not leaked, f"{len(leaked)} secret env value(s) reached the saved notebook"
