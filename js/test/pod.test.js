@@ -201,6 +201,21 @@ describe("pod panel: SSH", () => {
     vi.unstubAllGlobals();
   });
 
+  it("selects the command and says Press Ctrl+C when no way of copying works", async () => {
+    vi.stubGlobal("navigator", { clipboard: { writeText: vi.fn().mockRejectedValue(new Error("denied")) } });
+    document.execCommand = vi.fn(() => false);
+    render(gpuPod());
+    root().querySelector('[data-ssh="direct"] button.podbook-copy').click();
+    await vi.waitFor(() =>
+      expect(root().querySelector('[data-ssh="direct"] .podbook-copy').textContent).toBe(
+        "Press Ctrl+C",
+      ),
+    );
+    expect(String(document.getSelection())).toBe("ssh root@45.23.12.1 -p 22001");
+    delete document.execCommand;
+    vi.unstubAllGlobals();
+  });
+
   it("keeps 'Copied' through a refresh that re-renders the panel", async () => {
     vi.stubGlobal("navigator", { clipboard: { writeText: vi.fn().mockResolvedValue(undefined) } });
     const { model } = render(gpuPod());
@@ -209,6 +224,8 @@ describe("pod panel: SSH", () => {
       expect(root().querySelector('[data-ssh="proxy"] .podbook-copy').textContent).toBe("Copied"),
     );
     model.set("updated", "2026-03-13T20:05:00Z");
+    expect(root().querySelector('[data-ssh="proxy"] .podbook-copy').textContent).toBe("Copied");
+    model.set("pod", gpuPod({ ssh: { ...gpuPod().ssh, direct: null } }));
     expect(root().querySelector('[data-ssh="proxy"] .podbook-copy').textContent).toBe("Copied");
     vi.unstubAllGlobals();
   });

@@ -127,29 +127,39 @@ export async function copyText(text) {
 }
 
 /**
- * A copy button for `text`. `feedback` keeps which button last copied, so the "Copied"
- * label survives the re-render that the next trait change causes; `rerender` redraws.
+ * A copy button for `text`. `feedback` remembers which button last copied, so its "Copied"
+ * label survives the re-render that the next trait change causes. When no way of copying
+ * works, the label says "Press Ctrl+C" and the sibling `code` is selected for the user.
  */
 export function copyButton(key, text, feedback, rerender) {
-  const label = feedback.key === key ? feedback.label : "Copy";
-  return h("button", {
+  const button = h("button", {
     class: "podbook-copy",
     type: "button",
     title: "Copy to clipboard",
     "data-copy": key,
-    text: label,
-    onclick: async () => {
-      const copied = await copyText(text);
-      clearTimeout(feedback.timer);
-      feedback.key = key;
-      feedback.label = copied ? "Copied" : "Press Ctrl+C";
-      rerender();
-      feedback.timer = setTimeout(() => {
-        feedback.key = null;
-        rerender();
-      }, 1500);
-    },
+    text: feedback.key === key ? feedback.label : "Copy",
   });
+  button.addEventListener("click", async () => {
+    const copied = await copyText(text);
+    if (!copied) selectCode(button);
+    clearTimeout(feedback.timer);
+    feedback.key = key;
+    feedback.label = copied ? "Copied" : "Press Ctrl+C";
+    if (button.isConnected) button.textContent = feedback.label;
+    else rerender();
+    feedback.timer = setTimeout(() => {
+      feedback.key = null;
+      if (button.isConnected) button.textContent = "Copy";
+      else rerender();
+    }, 1500);
+  });
+  return button;
+}
+
+function selectCode(button) {
+  const code = button.parentElement && button.parentElement.querySelector("code");
+  const selection = globalThis.getSelection && getSelection();
+  if (code && selection) selection.selectAllChildren(code);
 }
 
 /** Subscribes `handler` to each `change:<trait>`; returns the function that unsubscribes. */
