@@ -39,9 +39,10 @@ class Problem(ResponseModel):
     @classmethod
     def of(cls, status: int, detail: str, errors: list[str] | None = None) -> Problem:
         """A problem with the standard title for ``status``."""
-        return cls(
-            title=STATUS_TITLES.get(status, "Error"), status=status, detail=detail, errors=errors
-        )
+        problem = cls(title=STATUS_TITLES.get(status, "Error"), status=status, detail=detail)
+        if errors:
+            problem.errors = list(errors)
+        return problem
 
     def __str__(self) -> str:
         """``"<status> <title>: <detail>"`` plus one ``"  - <error>"`` line per entry."""

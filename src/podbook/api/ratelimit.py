@@ -140,11 +140,12 @@ def _format(items: Iterable[tuple[str, int, int]], first: str, second: str) -> s
         if type(a) is not int or type(b) is not int or a < 0 or b < 0:
             raise ValueError(f"window {name!r}: {first} and {second} must be integers >= 0")
         members.append((name, {first: a, second: b}))
-    return http_sf.ser(members)
+    return http_sf.ser(members) if members else ""
 
 
 def format_ratelimit(windows: Iterable[tuple[str, int, int]]) -> str:
-    """``[(name, remaining, reset_seconds), ...]`` → a ``RateLimit`` header value."""
+    """``[(name, remaining, reset_seconds), ...]`` → a ``RateLimit`` header value
+    (``""`` for no windows: omit the header then)."""
     return _format(windows, "r", "t")
 
 

@@ -55,9 +55,10 @@ class RequestRejected(ValueError):
 
     def to_problem(self) -> Problem:
         """The problem+json body that answers this request."""
-        return Problem(
-            title=self.title, status=self.status, detail=self.detail, errors=self.errors or None
-        )
+        problem = Problem(title=self.title, status=self.status, detail=self.detail)
+        if self.errors:
+            problem.errors = list(self.errors)
+        return problem
 
     def __str__(self) -> str:
         lines = [f"{self.status} {self.title}: {self.detail}"]
