@@ -32,6 +32,7 @@ def emulator_http(emulator: Any) -> Iterator[httpx.Client]:
 def test_pod_panel_follows_lifecycle_and_buttons(
     page: Any,
     jupyter_lab: LabServer,
+    emulator: Any,
     emulator_http: httpx.Client,
     artifacts_dir: Path,
     console_messages: list[str],
@@ -60,6 +61,7 @@ def test_pod_panel_follows_lifecycle_and_buttons(
         expect(panel).to_have_attribute("data-status", "RUNNING", timeout=STATUS_TIMEOUT_MS)
         assert emulator_http.get(f"/v2/pods/{pod_id}").json()["status"] == "RUNNING"
         page.screenshot(path=str(artifacts_dir / "pod_panel_3_running_again.png"))
+        assert emulator.api_key not in page.content(), "the API key reached the page"
     except AssertionError:
         page.screenshot(path=str(artifacts_dir / "pod_panel_failure.png"))
         print("\n".join(console_messages[-30:]))
