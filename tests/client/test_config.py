@@ -120,7 +120,8 @@ def test_url_without_any_key_is_refused(clean_env: Path) -> None:
 def test_nothing_configured_means_local_emulator_without_starting(clean_env: Path) -> None:
     settings = resolve_settings(start_emulator=False)
     assert settings.local
-    assert str(settings).startswith("local emulator at http://127.0.0.1:")
+    assert str(settings) == "local emulator (not running yet; it starts on first use)"
+    assert not (clean_env / ".podbook").exists()  # nothing was started or written
 
 
 def test_podbook_local_forces_the_emulator_even_with_a_key(

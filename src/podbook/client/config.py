@@ -94,6 +94,8 @@ class Settings:
     def describe(self) -> str:
         """One line naming the service and where the key came from (never the key)."""
         if self.local:
+            if self.api_key is None:
+                return "local emulator (not running yet; it starts on first use)"
             return f"local emulator at {self.rest_url}"
         key = f"key from {self.key_source}" if self.api_key is not None else "no API key"
         if self.is_cloud:
