@@ -32,6 +32,7 @@ from podbook.errors import (
 
 if TYPE_CHECKING:
     from podbook.api.ratelimit import RateLimitState
+    from podbook.api.validation import RequestRejected
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -215,15 +216,9 @@ def _unexpected(response: httpx.Response, reason: str) -> APIError:
     )
 
 
-def invalid_request_from(exc: Exception) -> InvalidRequest:
-    """Turn ``podbook.api``'s ``RequestRejected`` (or a pydantic error) into InvalidRequest."""
-    if isinstance(exc, ValidationError):
-        lines = [f"$.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()]
-        return InvalidRequest("the request failed validation", lines, status=422)
-    status = getattr(exc, "status", 422)
-    detail = getattr(exc, "detail", None) or str(exc)
-    title = getattr(exc, "title", None) or "Invalid request"
-    return InvalidRequest(detail, getattr(exc, "errors", None) or [], status=status, title=title)
+def invalid_request_from(exc: RequestRejected) -> InvalidRequest:
+    """Turn ``podbook.api``'s ``RequestRejected`` into the client's :class:`InvalidRequest`."""
+    return InvalidRequest(exc.detail, exc.errors, status=exc.status, title=exc.title)
 
 
 @dataclass
