@@ -155,7 +155,7 @@ def _identifier(text: str) -> str:
     return text
 
 
-GPU = _value_type(_gpu, 'GPU type ID with an optional count, e.g. "NVIDIA GeForce RTX 4090:2"')
+GPU = _value_type(_gpu, 'ID[:COUNT], e.g. "NVIDIA GeForce RTX 4090:2" (see %catalog gpus)')
 CPU = _value_type(_cpu, "FLAVOR:VCPUS, e.g. cpu3c:4")
 ENV = _value_type(_env_pair, "KEY=VALUE")
 VOLUME = _value_type(_volume, "VOLUME_ID:/mount/path")

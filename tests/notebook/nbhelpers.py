@@ -1,0 +1,120 @@
+"""Helpers of the notebook tests: run a cell as a user would, wait, record comms."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+
+def magics_of(shell: InteractiveShell) -> Any:
+    """The loaded PodMagics instance."""
+    return shell.magics_manager.registry["PodMagics"]
+
+
+@dataclass
+class CellRun:
+    """What a user sees after running a cell."""
+
+    stdout: str
+    stderr: str
+    outputs: list[Any]
+    success: bool
+    error: BaseException | None
+
+    @property
+    def text(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run_cell(shell: InteractiveShell, source: str) -> CellRun:
+    """Run ``source`` like a notebook cell and capture what it printed and displayed."""
+    with capture_output() as captured:
+        result = shell.run_cell(source, store_history=False)
+    return CellRun(
+        captured.stdout,
+        captured.stderr,
+        list(captured.outputs),
+        result.success,
+        result.error_in_exec or result.error_before_exec,
+    )
+
+
+def assert_one_line_error(run: CellRun, *needles: str) -> str:
+    """The cell failed with a short message, no traceback, containing ``needles``."""
+    assert not run.success, run.text
+    assert "Traceback" not in run.text, run.text
+    lines = [line for line in run.text.splitlines() if line.strip()]
+    assert lines, "no error message shown"
+    assert lines[0].startswith(("UsageError:", "ServiceError:")), run.text
+    for needle in needles:
+        assert needle in run.text, (needle, run.text)
+    return run.text
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, every: float = 0.02) -> Any:
+    """Poll ``predicate`` until it returns something truthy (or fail after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"condition not met within {timeout} s")
+
+
+@dataclass
+class RecordingComm:
+    """A comm that records what the kernel would send to the front end."""
+
+    target_name: str = ""
+    data: Any = None
+    kernel: str = "recording"
+    comm_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    closed: bool = False
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self.messages.append({"kind": "open", "data": self.data})
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def on_msg(self, callback: Any) -> None:
+        self.callback = callback
+
+    def on_close(self, callback: Any) -> None:
+        pass
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        with self._lock:
+            self.messages.append({"kind": "msg", "data": data})
+
+    def close(self, *args: Any, **kwargs: Any) -> None:
+        self.closed = True
+
+
+@dataclass
+class CommRecorder:
+    """Every comm created while recording, with every message it carried."""
+
+    comms: list[RecordingComm] = field(default_factory=list)
+
+    def create_comm(self, target_name: str = "", data: Any = None, **kwargs: Any) -> RecordingComm:
+        comm = RecordingComm(target_name=target_name, data=data)
+        self.comms.append(comm)
+        return comm
+
+    def all_text(self) -> str:
+        """Every message of every comm, serialized as the kernel would send it."""
+        return "\n".join(
+            json.dumps(message, default=str) for comm in self.comms for message in comm.messages
+        )

@@ -1,0 +1,240 @@
+"""The magics in a real IPython shell against the emulator process: every subcommand and
+flag, the returned objects, ``-o``, ``{var}`` expansion."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from nbhelpers import magics_of, run_cell, wait_until
+
+RTX4090 = "NVIDIA GeForce RTX 4090"
+
+
+def create(ip: Any, flags: str, name: str = "nbtest_pod") -> Any:
+    """Run ``name = %pod create FLAGS`` and return the pod it assigned."""
+    run = run_cell(ip, f"{name} = %pod create {flags}")
+    assert run.success, run.text
+    return ip.user_ns[name]
+
+
+@pytest.fixture(autouse=True)
+def no_panels_left(ip: Any) -> Any:
+    yield
+    magics_of(ip).session.refresher.stop()
+
+
+def test_create_returns_the_pod_and_shows_its_panel(ip: Any, client: Any) -> None:
+    run = run_cell(
+        ip,
+        f'nbtest_pod = %pod create --gpu "{RTX4090}" --image runpod/pytorch '
+        "--ports 8888/http,22/tcp --ssh",
+    )
+    assert run.success, run.text
+    pod = ip.user_ns["nbtest_pod"]
+    assert pod.status == "PROVISIONING"
+    assert pod.gpu.id == RTX4090
+    assert client.pods.get(pod.id).image == "runpod/pytorch"
+    assert len(run.outputs) == 1, "the panel is displayed once"
+    bundle = run.outputs[0].data
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert pod.id in bundle["text/plain"] and pod.id in bundle["text/html"]
+
+
+def test_create_as_last_expression_displays_once_and_returns_the_pod(ip: Any) -> None:
+    run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image runpod/pytorch')
+    assert run.success, run.text
+    assert len(run.outputs) == 1
+    pod = ip.user_ns["_"]
+    assert pod.status == "PROVISIONING"
+
+
+def test_showing_the_pod_in_a_later_cell_shows_a_live_panel(ip: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image runpod/pytorch')
+    run = run_cell(ip, "nbtest_pod")
+    assert len(run.outputs) == 1
+    assert pod.id in run.outputs[0].data["text/html"]
+
+
+def test_default_name_is_readable(ip: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image runpod/pytorch')
+    assert re.fullmatch(r"[a-z]+-[a-z]+-\d{3}", pod.name), pod.name
+
+
+def test_every_container_flag_reaches_the_pod(ip: Any, client: Any) -> None:
+    pod = create(
+        ip,
+        f'--gpu "{RTX4090}:2" --image runpod/pytorch --name nb-flags --disk 33 '
+        "--ports 8888/http,22/tcp --env A=1 --env B=two --args 'python -m http.server' "
+        "--cloud community --dc US-CA-2 --persistent 20:/workspace",
+    )
+    pod = client.pods.get(pod.id)
+    assert pod.name == "nb-flags"
+    assert pod.gpu.count == 2
+    assert pod.disk == 33
+    assert pod.ports == ["8888/http", "22/tcp"]
+    assert pod.env["A"] == "1" and pod.env["B"] == "two"
+    assert pod.args == "python -m http.server"
+    assert pod.cloud == "COMMUNITY"
+    assert pod.data_center_id == "US-CA-2"
+    assert pod.mounts.persistent.size == 20 and pod.mounts.persistent.path == "/workspace"
+
+
+def test_dc_is_repeatable_and_a_comma_list(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --dc EU-SE-1,EU-RO-1 --dc US-KS-2')
+    assert client.pods.get(pod.id).data_center_id in {"EU-SE-1", "EU-RO-1", "US-KS-2"}
+
+
+def test_cuda_flags_constrain_the_host(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --cuda 12.8,12.6')
+    wait_until(lambda: client.pods.get(pod.id).cuda_version)
+    assert client.pods.get(pod.id).cuda_version in {"12.8", "12.6"}
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --min-cuda 12.8')
+    version = wait_until(lambda: client.pods.get(pod.id).cuda_version)
+    assert tuple(map(int, version.split("."))) >= (12, 8)
+
+
+def test_cpu_pod(ip: Any) -> None:
+    pod = create(ip, "--cpu cpu3c:4 --image ubuntu")
+    assert pod.cpu.id == "cpu3c" and pod.cpu.vcpu_count == 4
+    assert getattr(pod, "gpu", None) is None
+
+
+def test_global_networking(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --dc US-TX-3 --global-networking')
+    pod = client.pods.get(pod.id)
+    assert pod.global_networking.enabled is True
+    assert pod.global_networking.internal_dns.startswith(pod.id)
+
+
+def test_ssh_and_jupyter_inject_env(ip: Any, client: Any) -> None:
+    client.account.ssh_keys.put(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITEST nb@test"])
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --ports 8888/http,22/tcp --ssh --jupyter')
+    env = client.pods.get(pod.id).env
+    assert "ssh-ed25519" in env["PUBLIC_KEY"]
+    assert env["JUPYTER_PASSWORD"]
+
+
+def test_template_fills_the_pod(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --template runpod-torch-v280')
+    pod = client.pods.get(pod.id)
+    assert pod.image.startswith("runpod/pytorch")
+    assert pod.template is None
+
+
+def test_registry_flag_is_sent(ip: Any) -> None:
+    run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image private/x --registry nope-cred')
+    # Either accepted with the registry set, or refused by the service naming it.
+    if run.success:
+        assert ip.user_ns["_"].registry == "nope-cred"
+    else:
+        assert "Traceback" not in run.text and "registry" in run.text.lower()
+
+
+def test_volume_flag_is_sent_as_a_network_mount(ip: Any) -> None:
+    run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image x --volume vol_missing:/data')
+    if run.success:
+        assert ip.user_ns["_"].mounts.network[0].volume_id == "vol_missing"
+    else:
+        assert "Traceback" not in run.text and "vol_missing" in run.text
+
+
+def test_output_option_stores_the_result(ip: Any) -> None:
+    run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image x -o nbtest_stored')
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_stored"].status == "PROVISIONING"
+
+
+def test_variables_are_expanded(ip: Any) -> None:
+    ip.user_ns.update(nbtest_gpu=RTX4090, nbtest_image="runpod/pytorch", nbtest_disk=12)
+    pod = create(ip, '--gpu "{nbtest_gpu}" --image {nbtest_image} --disk {nbtest_disk}')
+    assert pod.image == "runpod/pytorch" and pod.disk == 12
+    run = run_cell(ip, "nbtest_shown = %pod show {nbtest_pod.id}")
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_shown"].id == pod.id
+
+
+def test_list_show_and_the_lifecycle_actions(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --ports 22/tcp')
+    run = run_cell(ip, "nbtest_list = %pod list")
+    assert run.success, run.text
+    assert pod.id in [p.id for p in ip.user_ns["nbtest_list"]]
+    assert pod.id in run.outputs[0].data["text/plain"]
+
+    client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
+    run = run_cell(ip, "nbtest_stopped = %pod stop {nbtest_pod.id}")
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_stopped"].status == "EXITED"
+
+    run = run_cell(ip, "nbtest_started = %pod start {nbtest_pod.id}")
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_started"].status in {"STARTING", "PROVISIONING", "RUNNING"}
+    client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
+
+    run = run_cell(ip, "nbtest_restarted = %pod restart {nbtest_pod.id}")
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_restarted"].id == pod.id
+
+    run = run_cell(ip, "nbtest_show = %pod show {nbtest_pod.id}")
+    assert run.success and ip.user_ns["nbtest_show"].id == pod.id
+
+    run = run_cell(ip, "nbtest_gone = %pod terminate {nbtest_pod.id}")
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_gone"].status == "TERMINATED"
+    assert pod.id not in [p.id for p in client.pods.list(include_cluster_pods=True)]
+
+
+def test_ssh_prints_the_ready_commands(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --ports 22/tcp --ssh')
+    client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
+    run = run_cell(ip, "%pod ssh {nbtest_pod.id}")
+    assert run.success, run.text
+    fresh = client.pods.get(pod.id)
+    text = run.outputs[0].data["text/plain"]
+    assert fresh.ssh.proxy.command in text
+    assert fresh.ssh.direct.command in text
+    commands = ip.user_ns["_"]
+    assert commands.proxy == fresh.ssh.proxy.command
+
+
+def test_list_all_includes_cluster_members_and_cluster_show(ip: Any, client: Any) -> None:
+    cluster = client.clusters.create(
+        name="nb-cluster",
+        type="SLURM",
+        compute={"gpuTypeId": "NVIDIA H100 80GB HBM3", "gpuCountPerPod": 1, "podCount": 2},
+        image="runpod/pytorch",
+        ports=["22/tcp"],
+    )
+    members = [p.id for p in client.clusters.pods(cluster.id)]
+    run = run_cell(ip, "nbtest_plain = %pod list")
+    assert not set(members) & {p.id for p in ip.user_ns["nbtest_plain"]}
+    run = run_cell(ip, "nbtest_all = %pod list --all")
+    assert set(members) <= {p.id for p in ip.user_ns["nbtest_all"]}
+
+    ip.user_ns["nbtest_cid"] = cluster.id
+    run = run_cell(ip, "nbtest_cluster = %cluster show {nbtest_cid}")
+    assert run.success, run.text
+    assert ip.user_ns["nbtest_cluster"].id == cluster.id
+    html = run.outputs[0].data["text/html"]
+    assert 'data-rank="0"' in html and "SLURM_CONTROLLER" in html
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [("gpus", RTX4090), ("cpus", "cpu3c"), ("datacenters", "US-TX-3")],
+)
+def test_catalog(ip: Any, kind: str, expected: str) -> None:
+    run = run_cell(ip, f"nbtest_catalog = %catalog {kind}")
+    assert run.success, run.text
+    rows = ip.user_ns["nbtest_catalog"]
+    assert expected in [row.id for row in rows]
+    assert expected in run.outputs[0].data["text/html"]
+    assert expected in run.outputs[0].data["text/plain"]
+
+
+def test_show_panels_off_displays_nothing_but_returns(ip: Any) -> None:
+    run_cell(ip, "%config PodMagics.show_panels = False")
+    run = run_cell(ip, f'nbtest_quiet = %pod create --gpu "{RTX4090}" --image x')
+    assert run.success and run.outputs == []
+    assert ip.user_ns["nbtest_quiet"].status == "PROVISIONING"

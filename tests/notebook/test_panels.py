@@ -1,0 +1,284 @@
+"""Panels through a recording comm: lifecycle via the refresher, buttons, masking, static
+forms, and the key never reaching widget state."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from nbhelpers import magics_of, run_cell, wait_until
+
+RTX4090 = "NVIDIA GeForce RTX 4090"
+
+
+def create_panel(ip: Any, flags: str = "", name: str = "nbtest_pod") -> tuple[Any, Any]:
+    """Create a pod with the magic; return (pod, its live panel)."""
+    run = run_cell(ip, f'{name} = %pod create --gpu "{RTX4090}" --image runpod/pytorch {flags}')
+    assert run.success, run.text
+    pod = ip.user_ns[name]
+    panel = next(p for p in magics_of(ip).session.refresher.panels if p.pod.get("id") == pod.id)
+    return pod, panel
+
+
+def statuses_sent(comm: Any) -> list[str]:
+    """Pod statuses in the order the comm carried them (open state, then updates)."""
+    seen = []
+    for message in comm.messages:
+        data = message["data"] or {}
+        state = data.get("state") or {}
+        status = (state.get("pod") or {}).get("status")
+        if status and (not seen or seen[-1] != status):
+            seen.append(status)
+    return seen
+
+
+def comm_of(comms: Any, panel: Any) -> Any:
+    return next(c for c in comms.comms if c is panel.comm)
+
+
+def click(panel: Any, action: str) -> None:
+    """What the view sends when a button is clicked."""
+    panel._handle_custom_msg({"type": "action", "action": action}, [])
+
+
+def test_panel_follows_the_lifecycle_through_the_refresher(ip: Any, comms: Any) -> None:
+    pod, panel = create_panel(ip, "--ports 8888/http,22/tcp --ssh")
+    wait_until(lambda: panel.pod["status"] == "RUNNING")
+    sent = statuses_sent(comm_of(comms, panel))
+    assert sent[0] == "PROVISIONING" and sent[-1] == "RUNNING", sent
+    assert all(s in ("PROVISIONING", "STARTING", "RUNNING") for s in sent)
+    wait_until(lambda: panel.pod.get("runtime"))
+    assert panel.pod["ssh"]["direct"]["command"].startswith("ssh ")
+    assert panel.connection == "ok" and panel.updated
+
+
+def test_stop_and_start_buttons(ip: Any, comms: Any, client: Any) -> None:
+    pod, panel = create_panel(ip)
+    wait_until(lambda: panel.pod["status"] == "RUNNING")
+    busy_seen = []
+    panel.observe(lambda change: busy_seen.append(change["new"]), names="busy")
+    click(panel, "stop")
+    wait_until(lambda: panel.pod["status"] == "EXITED" and not panel.busy)
+    assert busy_seen[:2] == ["stop", ""]
+    assert panel.error == ""
+    assert client.pods.get(pod.id).status == "EXITED"
+    assert panel.pod["actions"] == ["start", "terminate"]
+    click(panel, "start")
+    wait_until(lambda: panel.pod["status"] == "RUNNING", timeout=10)
+
+
+def test_button_click_does_not_block_the_kernel(ip: Any, comms: Any) -> None:
+    _, panel = create_panel(ip)
+    wait_until(lambda: "stop" in panel.pod["actions"])
+    caller = threading.current_thread()
+    calls = []
+    original = panel.client.pods.stop
+
+    def spy(pod_id: str) -> Any:
+        calls.append(threading.current_thread())
+        return original(pod_id)
+
+    panel.client.pods.stop = spy
+    try:
+        click(panel, "stop")
+        assert panel.busy == "stop"
+        wait_until(lambda: calls and not panel.busy)
+    finally:
+        del panel.client.pods.stop
+    assert calls[0] is not caller
+
+
+def test_action_not_in_actions_is_refused_in_the_panel(ip: Any, comms: Any) -> None:
+    _, panel = create_panel(ip)
+    click(panel, "restart")
+    assert "restart" in panel.error and "allowed" in panel.error
+    assert panel.busy == ""
+
+
+def test_api_error_of_a_button_lands_in_error(ip: Any, comms: Any, client: Any) -> None:
+    pod, panel = create_panel(ip)
+    wait_until(lambda: panel.pod["status"] == "RUNNING")
+    magics_of(ip).session.refresher.stop()
+    client.pods.stop(pod.id)  # behind the panel's back: it still offers restart
+    click(panel, "restart")
+    wait_until(lambda: not panel.busy)
+    assert "409" in panel.error
+    assert "Traceback" not in panel.error
+
+
+def test_secrets_are_masked_and_the_key_never_reaches_the_comm(
+    ip: Any, comms: Any, client: Any, emulator: Any
+) -> None:
+    client.account.ssh_keys.put(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMASKME nb@test"])
+    pod, panel = create_panel(
+        ip,
+        "--ports 8888/http,22/tcp --ssh --jupyter --env HF_TOKEN=hf_supersecret "
+        "--env DB_PASSWORD=pw_supersecret --env my_api_key=k_supersecret --env PLAIN=visible",
+    )
+    wait_until(lambda: panel.pod["status"] == "RUNNING")
+    click(panel, "stop")
+    wait_until(lambda: panel.pod["status"] == "EXITED" and not panel.busy)
+    real_env = client.pods.get(pod.id).env
+    env = panel.pod["env"]
+    for name in ("HF_TOKEN", "DB_PASSWORD", "my_api_key", "JUPYTER_PASSWORD", "PUBLIC_KEY"):
+        assert env[name] == "••••••", name
+    assert env["PLAIN"] == "visible"
+    sent = comms.all_text()
+    secrets = [
+        "hf_supersecret",
+        "pw_supersecret",
+        "k_supersecret",
+        real_env["JUPYTER_PASSWORD"],
+        "AAAAC3NzaC1lZDI1NTE5AAAAIMASKME",
+        emulator.api_key,
+    ]
+    for secret in secrets:
+        assert secret not in sent
+        assert secret not in panel.snapshot_html() and secret not in panel.snapshot_text()
+        assert secret not in repr(panel)
+    assert "visible" in sent
+
+
+def test_static_forms(ip: Any, comms: Any) -> None:
+    pod, panel = create_panel(ip, "--ports 8888/http,22/tcp --ssh --env TOKEN=t0ps3cret")
+    wait_until(lambda: panel.pod["status"] == "RUNNING" and panel.pod["ssh"]["direct"])
+    data, _ = panel._repr_mimebundle_()
+    html, text = data["text/html"], data["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert f'data-pod-id="{pod.id}"' in html and 'data-status="RUNNING"' in html
+    assert 'data-ssh="proxy"' in html and 'data-ssh="direct"' in html
+    assert 'data-port="8888/http"' in html
+    assert "t0ps3cret" not in html and "t0ps3cret" not in text
+    assert pod.name in text and "RUNNING" in text and "ssh " in text
+    assert "<script" not in html
+
+
+def test_static_html_escapes_values(ip: Any, comms: Any) -> None:
+    _, panel = create_panel(ip, "--name '<b>x</b>' --env 'NOTE=<script>alert(1)</script>'")
+    html = panel.snapshot_html()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_list_and_cluster_panels_have_static_forms(ip: Any, comms: Any, client: Any) -> None:
+    pod, _ = create_panel(ip)
+    run = run_cell(ip, "%pod list")
+    bundle = run.outputs[0].data
+    assert f'tr data-pod-id="{pod.id}"' in bundle["text/html"]
+    assert pod.id in bundle["text/plain"]
+    cluster = client.clusters.create(
+        name="nb-static",
+        type="RAY",
+        compute={"gpuTypeId": "NVIDIA H100 80GB HBM3", "gpuCountPerPod": 1, "podCount": 2},
+        image="rayproject/ray",
+    )
+    ip.user_ns["nbtest_cid"] = cluster.id
+    run = run_cell(ip, "%cluster show {nbtest_cid}")
+    assert run.success, run.text
+    html = run.outputs[0].data["text/html"]
+    assert "RAY_HEAD" in html and "RAY_WORKER" in html
+    assert cluster.id in run.outputs[0].data["text/plain"]
+
+
+def test_cluster_panel_members_follow_the_lifecycle(ip: Any, comms: Any, client: Any) -> None:
+    cluster = client.clusters.create(
+        name="nb-live",
+        type="TRAINING",
+        compute={"gpuTypeId": "NVIDIA H100 80GB HBM3", "gpuCountPerPod": 1, "podCount": 2},
+        image="runpod/pytorch",
+    )
+    ip.user_ns["nbtest_cid"] = cluster.id
+    run = run_cell(ip, "%cluster show {nbtest_cid}")
+    assert run.success, run.text
+    panel = next(
+        p
+        for p in magics_of(ip).session.refresher.panels
+        if getattr(p, "cluster_id", "") == cluster.id
+    )
+    wait_until(
+        lambda: len(panel.members) == 2 and all(m["status"] == "RUNNING" for m in panel.members)
+    )
+    assert sorted(m["cluster"]["rank"] for m in panel.members) == [0, 1]
+
+
+def test_one_list_call_per_tick_for_all_panels(ip: Any, comms: Any) -> None:
+    for i in range(3):
+        create_panel(ip, name=f"nbtest_p{i}")
+    refresher = magics_of(ip).session.refresher
+    client = magics_of(ip).session.client
+    counts = {"list": 0, "get": 0}
+    original_list, original_get = client.pods.list, client.pods.get
+
+    def count_list(*args: Any, **kwargs: Any) -> Any:
+        counts["list"] += 1
+        return original_list(*args, **kwargs)
+
+    def count_get(*args: Any, **kwargs: Any) -> Any:
+        counts["get"] += 1
+        return original_get(*args, **kwargs)
+
+    client.pods.list, client.pods.get = count_list, count_get
+    try:
+        start = refresher.ticks
+        wait_until(lambda: refresher.ticks >= start + 5)
+        ticks = refresher.ticks - start
+    finally:
+        del client.pods.list, client.pods.get
+    assert ticks <= counts["list"] <= ticks + 1
+    assert counts["get"] == 0
+    threads = [t for t in threading.enumerate() if t.name == "podbook-refresher"]
+    assert len(threads) == 1 and threads[0].daemon
+
+
+def test_closed_and_terminated_panels_stop_polling(ip: Any, comms: Any, client: Any) -> None:
+    refresher = magics_of(ip).session.refresher
+    _, closed = create_panel(ip, name="nbtest_a")
+    pod_b, gone = create_panel(ip, name="nbtest_b")
+    closed.close()
+    client.pods.terminate(pod_b.id)
+    wait_until(lambda: gone.pod["status"] == "TERMINATED")
+    assert gone.pod["actions"] == []
+    wait_until(lambda: closed not in refresher.panels and gone not in refresher.panels)
+    wait_until(lambda: not refresher.running)
+
+
+def test_terminate_button_ends_polling(ip: Any, comms: Any) -> None:
+    _, panel = create_panel(ip)
+    click(panel, "terminate")
+    wait_until(lambda: panel.pod["status"] == "TERMINATED" and not panel.busy)
+    wait_until(lambda: panel not in magics_of(ip).session.refresher.panels)
+
+
+def test_refresher_survives_an_outage(
+    ip: Any, comms: Any, start_emulator: Any, monkeypatch: pytest.MonkeyPatch, capfd: Any
+) -> None:
+    own = start_emulator()
+    monkeypatch.setenv("PODBOOK_URL", own.url)
+    monkeypatch.setenv("RUNPOD_API_KEY", own.api_key)
+    magics_of(ip).session.reset_client()
+    _, panel = create_panel(ip)
+    wait_until(lambda: panel.pod["status"] == "RUNNING")
+    capfd.readouterr()
+    own.stop()
+    wait_until(lambda: panel.connection == "reconnecting", timeout=15)
+    own.start()
+    wait_until(lambda: panel.connection == "ok", timeout=20)
+    assert panel.pod["status"] == "RUNNING"
+    out, err = capfd.readouterr()
+    assert out == "" and "Traceback" not in err
+
+
+def test_refresher_slows_down_when_the_quota_runs_low(
+    ip: Any, comms: Any, start_emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = start_emulator(extra_args=("--rate-limit", "minute=40"))
+    monkeypatch.setenv("PODBOOK_URL", own.url)
+    monkeypatch.setenv("RUNPOD_API_KEY", own.api_key)
+    magics_of(ip).session.reset_client()
+    create_panel(ip)
+    refresher = magics_of(ip).session.refresher
+    wait_until(lambda: refresher.ticks >= 1)
+    wait_until(lambda: refresher.last_pause > 0)
+    # 40 a minute, ~37 left: at most half of it over the window → well above the 0.1 s base
+    assert refresher.last_pause >= 1.0, refresher.last_pause
