@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Route
 import podbook
 from podbook.emulator.context import Emulator
 from podbook.emulator.jsonresp import json_response
+from podbook.emulator.pods import PodViews
 from podbook.emulator.problems import Problem, problem_response
 from podbook.emulator.ratelimit import RateLimiter
 from podbook.emulator.settings import DEFAULT_ACCOUNT_ID, EmulatorSettings
@@ -93,7 +94,12 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
     """Build the emulator application over ``settings`` (opens the SQLite file)."""
     store = store or Store(settings.db_path)
     seed_accounts(store, settings)
-    emulator = Emulator(settings=settings, store=store, limiter=RateLimiter(settings.quotas))
+    emulator = Emulator(
+        settings=settings,
+        store=store,
+        limiter=RateLimiter(settings.quotas),
+        views=PodViews(settings),
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from podbook.emulator.auth import Caller, authenticate, require_write
+from podbook.emulator.pods import PodViews
 from podbook.emulator.problems import Problem, problem_response
 from podbook.emulator.ratelimit import RateLimiter
 from podbook.emulator.settings import EmulatorSettings
@@ -37,6 +38,7 @@ class Emulator:
     settings: EmulatorSettings
     store: Store
     limiter: RateLimiter
+    views: PodViews
     clock: Callable[[], float] = time.time
     extras: dict[str, Any] = field(default_factory=dict)
 

@@ -1,18 +1,16 @@
-"""Fast, compact JSON responses."""
+"""Fast, compact JSON responses (orjson)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+import orjson
 from starlette.responses import Response
-
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def dumps(value: Any) -> bytes:
     """Encode ``value`` as compact UTF-8 JSON."""
-    return _encoder.encode(value).encode("utf-8")
+    return orjson.dumps(value)
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

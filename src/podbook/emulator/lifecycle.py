@@ -17,6 +17,7 @@ RUNNING) and ``terminate``. Otherwise as the reference says: STARTING allows ``s
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from podbook.emulator.problems import Problem
@@ -41,6 +42,23 @@ Phase = dict[str, Any]
 def boot_phase(now: float, provision_for: float, start_for: float) -> Phase:
     """The phase of a pod that begins (re)booting at ``now``."""
     return {"kind": "boot", "since": now, "provisionFor": provision_for, "startFor": start_for}
+
+
+def running_since_iso(phase: Phase) -> str | None:
+    """``running_since`` as an RFC 3339 string (cached in the phase)."""
+    cached = phase.get("runningAt")
+    if cached is None:
+        since = running_since(phase)
+        if since is None:
+            return None
+        cached = phase["runningAt"] = iso(since)
+    return cached
+
+
+def iso(timestamp: float) -> str:
+    """RFC 3339 UTC with milliseconds: ``2026-06-01T12:00:00.000Z``."""
+    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def running_since(phase: Phase) -> float | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import secrets
 import string
-from datetime import datetime, timezone
 from typing import Any
 
 from podbook.emulator.lifecycle import (
@@ -32,7 +31,9 @@ from podbook.emulator.lifecycle import (
     RUNNING,
     boot_phase,
     check_action,
+    iso,
     running_since,
+    running_since_iso,
     status_of,
 )
 from podbook.emulator.placement import Placement
@@ -49,12 +50,6 @@ CONTAINER_FIELDS = ("image", "args", "disk", "ports", "env", "registry")
 def new_id(length: int = 14) -> str:
     """An opaque lowercase id like the service's (``7h9k2m4n6p...``)."""
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
-
-
-def iso(timestamp: float) -> str:
-    """RFC 3339 UTC with milliseconds: ``2026-06-01T12:00:00.000Z``."""
-    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def inject_env(
@@ -131,14 +126,71 @@ def current_status(record: Record, now: float) -> str:
 def render_pod(
     record: Record, now: float, settings: EmulatorSettings, *, creating: bool = False
 ) -> dict[str, Any]:
-    """The pod as the wire shows it at ``now``."""
+    """The pod as the wire shows it at ``now`` (uncached; see :class:`PodViews`)."""
+    status = status_of(record["phase"], now)
+    view = _static_view(record, status, now, settings)
+    _add_runtime(view, record, status, now, creating)
+    return view
+
+
+class PodViews:
+    """Renders pods, reusing the part of each view that changes only with its status.
+
+    Only ``runtime`` (utilization, uptime) changes between two reads of an unchanged pod, so
+    the rest is kept per pod record object and status; a changed pod is a new record object.
+    """
+
+    def __init__(self, settings: EmulatorSettings) -> None:
+        self._settings = settings
+        self._cache: dict[str, tuple[Record, tuple[str, bool], dict[str, Any]]] = {}
+
+    def render(self, record: Record, now: float, *, creating: bool = False) -> dict[str, Any]:
+        """The pod as the wire shows it at ``now``."""
+        status = status_of(record["phase"], now)
+        cluster = record.get("cluster")
+        key = (status, cluster is None or now >= cluster["assignAt"])
+        hit = self._cache.get(record["id"])
+        if hit is not None and hit[0] is record and hit[1] == key:
+            view = hit[2].copy()
+        else:
+            static = _static_view(record, status, now, self._settings)
+            self._cache[record["id"]] = (record, key, static)
+            view = static.copy()
+        _add_runtime(view, record, status, now, creating)
+        return view
+
+    def forget(self, pod_id: str) -> None:
+        """Drop the cached view of a deleted pod."""
+        self._cache.pop(pod_id, None)
+
+
+def _add_runtime(
+    view: dict[str, Any], record: Record, status: str, now: float, creating: bool
+) -> None:
+    if status == RUNNING:
+        view["runtime"] = runtime_block(
+            record["id"],
+            now,
+            running_since(record["phase"]),  # type: ignore[arg-type]
+            record["gpu"]["count"] if "gpu" in record else 0,
+            record["ports"],
+            record["portMap"],
+            record["publicIp"],
+        )
+    elif creating and status == PROVISIONING:
+        view["runtime"] = {}
+
+
+def _static_view(
+    record: Record, status: str, now: float, settings: EmulatorSettings
+) -> dict[str, Any]:
+    """Every field of the pod view but ``runtime`` (null here)."""
     phase = record["phase"]
-    status = status_of(phase, now)
     running = status == RUNNING
     ports = record["ports"]
     started_at = record["startedAt"]
     if running:
-        started_at = iso(running_since(phase))  # type: ignore[arg-type]
+        started_at = running_since_iso(phase)
     proxy_host = settings.ssh_proxy_host
     ssh_direct = None
     port_map = record["portMap"]
@@ -196,18 +248,6 @@ def render_pod(
         view["gpu"] = record["gpu"]
     else:
         view["cpu"] = record["cpu"]
-    if running:
-        view["runtime"] = runtime_block(
-            record["id"],
-            now,
-            running_since(phase),  # type: ignore[arg-type]
-            record["gpu"]["count"] if "gpu" in record else 0,
-            ports,
-            port_map,
-            record["publicIp"],
-        )
-    elif creating and status == PROVISIONING:
-        view["runtime"] = {}
     cluster = record.get("cluster")
     if cluster is not None:
         view["cluster"] = cluster_membership_view(cluster, record, now)
@@ -244,7 +284,7 @@ def apply_action(record: Record, action: str, now: float, settings: EmulatorSett
 def _remember_start(record: Record, now: float) -> None:
     since = running_since(record["phase"])
     if since is not None and since <= now:
-        record["startedAt"] = iso(since)
+        record["startedAt"] = running_since_iso(record["phase"])
 
 
 def _boot(record: Record, now: float, settings: EmulatorSettings) -> None:

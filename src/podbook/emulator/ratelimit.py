@@ -3,7 +3,9 @@
 Every authenticated response carries ``RateLimit`` (remaining ``r`` and seconds to reset
 ``t`` per window) and ``RateLimit-Policy`` (quota ``q`` and window length ``w``), as
 structured-field lists in the reference document's form
-(``"minute";r=0;t=12, "hour";r=2800;t=1812, ...``). A request over any quota answers 429
+(``"minute";r=0;t=12, "hour";r=2800;t=1812, ...``). The live header is formatted here
+directly (it is on every response's hot path); the policy header, which never changes, with
+:mod:`podbook.api.ratelimit`, whose parser the tests use on both. A request over any quota answers 429
 with ``Retry-After`` and a detail naming the window. Rejected requests do not count.
 Counters live in memory: a restarted emulator starts with fresh windows.
 """
@@ -15,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from podbook.api.ratelimit import format_ratelimit, format_ratelimit_policy
+from podbook.api.ratelimit import format_ratelimit_policy
 from podbook.emulator.problems import Problem
 from podbook.emulator.settings import WINDOWS
 
@@ -67,8 +69,9 @@ class RateLimiter:
             for window in windows:
                 window.used += 1
         headers = {
-            "RateLimit": format_ratelimit(
-                (w.name, max(0, w.quota - w.used), self._reset_in(w, now)) for w in windows
+            "RateLimit": ", ".join(
+                f'"{w.name}";r={max(0, w.quota - w.used)};t={self._reset_in(w, now)}'
+                for w in windows
             ),
             "RateLimit-Policy": self.policy_header,
         }

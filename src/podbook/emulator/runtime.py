@@ -7,12 +7,14 @@ function of the pod id and the clock, so nothing needs storing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
 from typing import Any
 
 
+@functools.lru_cache(maxsize=65536)
 def _phase(pod_id: str, metric: str) -> float:
     digest = hashlib.blake2b(f"{pod_id}:{metric}".encode(), digest_size=4).digest()
     return int.from_bytes(digest, "big") / 2**32 * 2 * math.pi

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 Record = dict[str, Any]
 
 _COLLECTIONS = ("pods", "clusters", "templates", "registries")
@@ -82,7 +84,7 @@ class Collection:
     def put(self, account_id: str, record: Record) -> None:
         """Insert or replace a record (memory and file)."""
         record_id = record["id"]
-        doc = json.dumps(record, separators=(",", ":"))
+        doc = orjson.dumps(record).decode("utf-8")
         self._store._execute(
             f"INSERT OR REPLACE INTO {self._table} (id, account_id, doc) VALUES (?, ?, ?)",
             (record_id, account_id, doc),

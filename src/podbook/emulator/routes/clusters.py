@@ -12,7 +12,7 @@ from podbook.emulator.clusters import membership, render_cluster
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.placement import place_gpu_pod, with_new_machine
-from podbook.emulator.pods import iso, new_id, new_pod_record, render_pod
+from podbook.emulator.pods import iso, new_id, new_pod_record
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.validation import validate
 
@@ -130,6 +130,7 @@ async def delete_cluster(req: ApiRequest) -> Response:
     for pod_id in cluster["memberIds"]:
         if req.store.pods.get(req.account_id, pod_id) is not None:
             req.store.pods.delete(req.account_id, pod_id)
+            req.emulator.views.forget(pod_id)
     req.store.clusters.delete(req.account_id, cluster["id"])
     return Response(status_code=204)
 
@@ -138,8 +139,9 @@ async def cluster_pods(req: ApiRequest) -> Response:
     """``GET /v2/clusters/{id}/pods`` → ``{"pods": [...]}`` (full member pods, by rank)."""
     cluster = _cluster_or_404(req)
     now = req.emulator.clock()
-    settings = req.emulator.settings
-    return json_response({"pods": [render_pod(p, now, settings) for p in _members(req, cluster)]})
+    return json_response(
+        {"pods": [req.emulator.views.render(p, now) for p in _members(req, cluster)]}
+    )
 
 
 def routes() -> list[BaseRoute]:

@@ -12,11 +12,9 @@ from podbook.emulator.jsonresp import json_response
 from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
 from podbook.emulator.pods import (
     apply_action,
-    current_status,
     ensure_not_member,
     new_id,
     new_pod_record,
-    render_pod,
 )
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.templates import apply_template, find_template
@@ -92,16 +90,15 @@ async def create_pod(req: ApiRequest) -> Response:
     if placement.global_ip_candidate:
         record["globalIpCandidate"] = placement.global_ip_candidate
     req.store.pods.put(req.account_id, record)
-    return json_response(render_pod(record, now, req.emulator.settings, creating=True), status=201)
+    return json_response(req.emulator.views.render(record, now, creating=True), status=201)
 
 
 async def list_pods(req: ApiRequest) -> Response:
     """``GET /v2/pods[?includeClusterPods=true]`` → ``{"pods": [...]}``."""
     include_members = req.query_flag("includeClusterPods")
     now = req.emulator.clock()
-    settings = req.emulator.settings
     pods = [
-        render_pod(record, now, settings)
+        req.emulator.views.render(record, now)
         for record in req.store.pods.all_of(req.account_id)
         if include_members or "cluster" not in record
     ]
@@ -111,7 +108,7 @@ async def list_pods(req: ApiRequest) -> Response:
 async def get_pod(req: ApiRequest) -> Response:
     """``GET /v2/pods/{id}``."""
     record = _pod_or_404(req)
-    return json_response(render_pod(record, req.emulator.clock(), req.emulator.settings))
+    return json_response(req.emulator.views.render(record, req.emulator.clock()))
 
 
 async def update_pod(req: ApiRequest) -> Response:
@@ -159,7 +156,7 @@ async def update_pod(req: ApiRequest) -> Response:
         else:
             updated.pop("globalNetworkingWanted", None)
     req.store.pods.put(req.account_id, updated)
-    return json_response(render_pod(updated, req.emulator.clock(), req.emulator.settings))
+    return json_response(req.emulator.views.render(updated, req.emulator.clock()))
 
 
 def _merge_mounts(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +182,7 @@ async def pod_action(req: ApiRequest) -> Response:
     updated = dict(record)
     apply_action(updated, action, now, req.emulator.settings)
     req.store.pods.put(req.account_id, updated)
-    return json_response(render_pod(updated, now, req.emulator.settings))
+    return json_response(req.emulator.views.render(updated, now))
 
 
 async def delete_pod(req: ApiRequest) -> Response:
@@ -195,8 +192,8 @@ async def delete_pod(req: ApiRequest) -> Response:
 
 def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
     ensure_not_member(record, "deleted")
-    current_status(record, req.emulator.clock())
     req.store.pods.delete(req.account_id, record["id"])
+    req.emulator.views.forget(record["id"])
     return Response(status_code=204)
 
 
