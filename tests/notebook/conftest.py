@@ -35,6 +35,7 @@ def nb_env(emulator: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any
 @pytest.fixture
 def ip(shell: InteractiveShell, nb_env: Any) -> Iterator[InteractiveShell]:
     """The shell with ``%load_ext podbook`` done (fast refreshes), unloaded afterwards."""
+    shell.config.pop("PodMagics", None)
     with capture_output():
         shell.run_line_magic("load_ext", "podbook")
         shell.run_line_magic("config", "PodMagics.refresh_interval = 0.1")
@@ -42,6 +43,7 @@ def ip(shell: InteractiveShell, nb_env: Any) -> Iterator[InteractiveShell]:
         yield shell
     finally:
         shell.run_line_magic("unload_ext", "podbook")
+        shell.config.pop("PodMagics", None)
         for name in [n for n in shell.user_ns if n.startswith("nbtest_")]:
             del shell.user_ns[name]
 
