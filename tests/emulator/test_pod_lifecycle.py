@@ -80,8 +80,7 @@ def test_no_direct_ssh_without_22_tcp(http):
 def test_stop_start_restart_follow_the_action_table(http):
     pod = create(http, gpu_pod(ports=["22/tcp"]))
     pod_id = pod["id"]
-    # PROVISIONING: the seed lists start and terminate; stop is not allowed now
-    problem(http.post(f"/v2/pods/{pod_id}/action", json={"action": "stop"}), 409)
+    # PROVISIONING: the seed lists start and terminate; restart is not allowed now
     problem(http.post(f"/v2/pods/{pod_id}/action", json={"action": "restart"}), 409)
     running = wait_status(http, pod_id, "RUNNING")
     problem(http.post(f"/v2/pods/{pod_id}/action", json={"action": "start"}), 409)
@@ -118,6 +117,13 @@ def test_start_while_provisioning_is_accepted(http):
     response = http.post(f"/v2/pods/{pod['id']}/action", json={"action": "start"})
     assert response.status_code == 200
     assert response.json()["status"] in ("PROVISIONING", "STARTING")
+
+
+def test_stop_while_provisioning_is_accepted_as_the_reference_says(http):
+    pod = create(http, gpu_pod())
+    response = http.post(f"/v2/pods/{pod['id']}/action", json={"action": "stop"})
+    assert response.status_code == 200
+    assert response.json()["status"] == "EXITED"
 
 
 def test_stop_while_starting(http):

@@ -8,11 +8,12 @@ resumes every lifecycle where the clock says it is.
 
 Action table (reference document), reconciled with the seed: the seed's creation example
 shows a PROVISIONING pod with ``actions`` = ``start``, ``terminate``, and the seed wins where
-it speaks, so PROVISIONING allows ``start`` (a no-op: the pod is already on its way to
-RUNNING) and ``terminate``. Otherwise as the reference says: STARTING allows ``stop`` and
-``terminate``; RUNNING ``stop``, ``restart``, ``terminate``; EXITED and ERROR ``start`` and
-``terminate``. What a pod lists in ``actions`` is exactly what it accepts; anything else is
-409. A locked pod refuses ``stop`` and ``restart`` (409) until it is unlocked by PATCH.
+it speaks, so a PROVISIONING pod *lists* ``start`` and ``terminate``; the reference allows
+``stop`` and ``terminate`` while PROVISIONING, so ``stop`` is accepted there too (not
+listed). ``start`` while PROVISIONING is a no-op (the pod is already on its way to RUNNING).
+Otherwise as the reference says: STARTING allows ``stop`` and ``terminate``; RUNNING
+``stop``, ``restart``, ``terminate``; EXITED and ERROR ``start`` and ``terminate``. Anything
+else is 409. A locked pod refuses ``stop`` and ``restart`` (409) until it is unlocked.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     EXITED: ("start", "terminate"),
     ERROR: ("start", "terminate"),
 }
+
+# Accepted but not listed: the reference allows stop while PROVISIONING (see above).
+_ALSO_ACCEPTED: dict[str, tuple[str, ...]] = {PROVISIONING: ("stop",)}
 
 Phase = dict[str, Any]
 
@@ -86,7 +90,7 @@ def status_of(phase: Phase, now: float) -> str:
 def check_action(status: str, action: str, *, locked: bool, pod_id: str) -> None:
     """409 unless ``action`` is allowed for a pod in ``status``."""
     allowed = ACTIONS.get(status, ())
-    if action not in allowed:
+    if action not in allowed and action not in _ALSO_ACCEPTED.get(status, ()):
         raise Problem(
             409,
             f"cannot {action} pod {pod_id!r} while it is {status}; "
