@@ -107,3 +107,88 @@ def test_any_input_parses_or_raises_value_error(value):
     fraction = state.lowest_fraction_remaining()
     assert fraction is None or 0.0 <= fraction <= 1.0
     assert state.seconds_until_available() >= 0
+
+
+def _by_http_sf(text: str):
+    import http_sf
+
+    try:
+        parsed = http_sf.parse(text.encode("ascii"), tltype="list")
+    except Exception:
+        return None
+    return [(str(name), dict(params)) for name, params in parsed]
+
+
+header_text = st.lists(
+    st.tuples(
+        st.one_of(
+            st.from_regex(r'"[ a-z,;=\\"]{0,6}"', fullmatch=True),
+            st.from_regex(r"[a-zA-Z*][a-z0-9:/.]{0,6}", fullmatch=True),
+            st.sampled_from(["", "(a b)", "1x", "?1"]),
+        ),
+        st.lists(
+            st.tuples(
+                st.sampled_from(["r", "t", "q", "w", "R", "x-y", "*k", "1"]),
+                st.sampled_from(
+                    ["=1", "=007", "=-3", "=1.5", "", '="s"', "=?0", "=1234567890123456"]
+                ),
+                st.sampled_from(["", " ", "  "]),
+            ),
+            max_size=3,
+        ),
+    ),
+    max_size=3,
+).map(
+    lambda members: ", ".join(
+        name + "".join(f";{space}{key}{value}" for key, value, space in params)
+        for name, params in members
+    )
+)
+
+
+@given(header_text, st.sampled_from(["", " ", "\t"]), st.sampled_from(["", " ", "\t"]))
+def test_fast_path_agrees_with_http_sf(text, before, after):
+    from podbook.api.ratelimit import _simple_members
+
+    text = before + text + after
+    fast = _simple_members(text)
+    if fast is not None:
+        assert fast == _by_http_sf(text)
+
+
+simple_header_text = st.lists(
+    st.tuples(
+        st.one_of(
+            st.from_regex(r'"[ a-zA-Z0-9_!#%:]{0,6}"', fullmatch=True),
+            st.from_regex(r"[a-zA-Z*][a-z0-9:/.!]{0,6}", fullmatch=True),
+        ),
+        st.lists(
+            st.tuples(
+                st.sampled_from(["r", "t", "q", "w", "x-y", "*k", "r"]),
+                st.sampled_from(["=1", "=007", "=0", "=123456789012345"]),
+                st.sampled_from(["", " "]),
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        st.sampled_from([",", ", ", ",\t", " ,", "\t,  "]),
+    ),
+    min_size=1,
+    max_size=4,
+).map(
+    lambda members: "".join(
+        (separator if index else "")
+        + name
+        + "".join(f";{space}{key}{value}" for key, value, space in params)
+        for index, (name, params, separator) in enumerate(members)
+    )
+)
+
+
+@given(simple_header_text)
+def test_fast_path_reads_the_common_shape_like_http_sf(text):
+    from podbook.api.ratelimit import _simple_members
+
+    fast = _simple_members(text)
+    assert fast is not None
+    assert fast == _by_http_sf(text)
