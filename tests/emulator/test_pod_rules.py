@@ -288,3 +288,40 @@ def test_patch_ports_changes_runtime_ports_after_restart(http):
     running = wait_status(http, pod["id"], "RUNNING")
     assert {p["private"] for p in running["runtime"]["ports"]} == {8888, 22}
     assert running["ssh"]["direct"] is not None
+
+
+def test_patch_global_networking_takes_effect_on_next_start(http):
+    centers = http.get("/v2/catalog/datacenters").json()["dataCenters"]
+    gpu_centers = {
+        d["id"] for d in _gpu_availability(http)["dataCenters"] if d["availability"] != "NONE"
+    }
+    with_gn = [d["id"] for d in centers if d["globalNetwork"] and d["id"] in gpu_centers]
+    without_gn = [d["id"] for d in centers if not d["globalNetwork"] and d["id"] in gpu_centers]
+    pod = create(http, gpu_pod(dataCenterIds=with_gn[:1]))
+    assert pod["globalNetworking"] == {"enabled": False}
+    wait_status(http, pod["id"], "RUNNING")
+    patched = http.patch(f"/v2/pods/{pod['id']}", json={"globalNetworking": True})
+    assert patched.status_code == 200
+    assert patched.json()["globalNetworking"] == {"enabled": False}  # not live
+    http.post(f"/v2/pods/{pod['id']}/action", json={"action": "restart"})
+    after = wait_status(http, pod["id"], "RUNNING")
+    assert after["globalNetworking"]["enabled"] is True
+    assert after["globalNetworking"]["internalDns"].startswith(pod["id"] + ".")
+    if without_gn:
+        other = create(http, gpu_pod(dataCenterIds=without_gn[:1]))
+        problem(http.patch(f"/v2/pods/{other['id']}", json={"globalNetworking": True}), 400)
+
+
+def test_patch_with_template_applies_container_settings(http):
+    pod = create(http, gpu_pod(env={"KEEP": "no"}))
+    patched = http.patch(
+        f"/v2/pods/{pod['id']}", json={"templateId": "tpl-own", "env": {"EXTRA": "1"}}
+    )
+    assert patched.status_code == 200
+    body = patched.json()
+    assert body["image"] == "me/own-image:1" and body["disk"] == 33
+    assert body["env"] == {"FROM_TEMPLATE": "yes", "SHARED": "template", "EXTRA": "1"}
+    assert body["mounts"] == {}  # mounts are not applied on update
+    assert body["template"] is None
+    problem(http.patch(f"/v2/pods/{pod['id']}", json={"templateId": "tpl-missing"}), 404)
+    problem(http.patch(f"/v2/pods/{pod['id']}", json={"templateId": "tpl-serverless"}), 422)

@@ -120,3 +120,12 @@ def test_later_template_edits_do_not_affect_pods(start_emulator):
         fresh = create(http, {"name": "q", "templateId": "tpl-edit", "gpu": {"id": GPU}})
         assert fresh["image"] == "second:2" and fresh["env"] == {"V": "2"}
     emu.stop()
+
+
+def test_own_templates_are_listed_only_for_their_account(http, emulator):
+    own = http.get("/v2/templates").json()["templates"]
+    assert {t["id"] for t in own} >= {"tpl-own", "tpl-serverless"}
+    assert http.get("/v2/templates/tpl-own").json()["image"] == "me/own-image:1"
+    with emulator.http(emulator.other_key) as other:
+        assert "tpl-own" not in {t["id"] for t in other.get("/v2/templates").json()["templates"]}
+        problem(other.get("/v2/templates/tpl-own"), 404)
