@@ -23,7 +23,8 @@ PYTEST_ARGS ?=
 # The JS project lands separately; skip its stages until it has a package.json.
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
-.PHONY: help setup setup-python setup-browser setup-js quickstart test test-python \
+
+.PHONY: help setup setup-python setup-browser setup-js quickstart test test-ruff test-python \
         test-browser test-js lint format clean distclean
 
 help:
@@ -75,9 +76,12 @@ define pytest_stage
 	  else exit $$rc; fi; }
 endef
 
+# Every stage runs (-k) even when an earlier one failed; the run fails if any stage did.
 test: setup
+	$(MAKE) -k --no-print-directory test-ruff test-python test-browser test-js
+
+test-ruff: setup-python
 	$(BIN)/ruff check .
-	$(MAKE) --no-print-directory test-python test-browser test-js
 
 test-python: setup-python
 	$(call pytest_stage,-m "not browser")
