@@ -132,3 +132,29 @@ def test_subcommand_help_lists_every_create_flag(ip) -> None:
     ]
     for flag in flags:
         assert flag in run.stdout, flag
+
+
+@pytest.mark.parametrize(
+    ("env", "kind"),
+    [
+        ({}, "local emulator"),
+        ({"PODBOOK_LOCAL": "1", "RUNPOD_API_KEY": "k"}, "local emulator"),
+        ({"RUNPOD_API_KEY": "k"}, "RunPod cloud"),
+        ({"PODBOOK_URL": "http://127.0.0.1:9", "RUNPOD_API_KEY": "k"}, "service at"),
+    ],
+)
+def test_load_line_agrees_with_the_client_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], kind: str
+) -> None:
+    """The fast load line and ``Client``'s own resolution name the same kind of target."""
+    from podbook.client.config import resolve_settings
+    from podbook.notebook.target import describe_target
+
+    for name in [n for n in os.environ if n.startswith(("PODBOOK_", "RUNPOD_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "podbook-home"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert kind in str(resolve_settings(start_emulator=False))
+    assert kind in describe_target()

@@ -233,6 +233,15 @@ def test_catalog(ip: Any, kind: str, expected: str) -> None:
     assert expected in run.outputs[0].data["text/plain"]
 
 
+def test_gpu_catalog_shows_prices_and_cuda_versions(ip: Any, client: Any) -> None:
+    run = run_cell(ip, "%catalog gpus")
+    assert run.success, run.text
+    rtx = next(g for g in client.catalog.gpus(availability=True) if g.id == RTX4090)
+    line = next(row for row in run.outputs[0].data["text/plain"].splitlines() if RTX4090 in row)
+    assert f"${rtx.price.secure:.2f}" in line
+    assert all(v.version in line for v in rtx.cuda_versions if v.available)
+
+
 def test_show_panels_off_displays_nothing_but_returns(ip: Any) -> None:
     run_cell(ip, "%config PodMagics.show_panels = False")
     run = run_cell(ip, f'nbtest_quiet = %pod create --gpu "{RTX4090}" --image x')

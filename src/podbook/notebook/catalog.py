@@ -2,37 +2,70 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from podbook.notebook.display import StaticView
 from podbook.notebook.panels.data import to_wire
 from podbook.notebook.panels.snapshot import table_html, table_text
 
-COLUMNS: dict[str, list[str]] = {
-    "gpus": ["id", "memory", "maxCount", "secure", "community", "price", "cudaVersions"],
-    "cpus": ["id", "name", "group", "vcpu", "ramGbPerVcpu", "price"],
-    "datacenters": ["id", "name", "region", "globalNetwork", "networkVolumeTypes"],
+# Extra arguments of the client's catalog call, per kind.
+FETCH_ARGS: dict[str, dict[str, Any]] = {"gpus": {"availability": True}}
+
+
+def _money(value: Any, digits: int = 2) -> str:
+    return f"${value:.{digits}f}" if isinstance(value, (int, float)) else "-"
+
+
+def _gpu_row(gpu: dict[str, Any]) -> dict[str, Any]:
+    price = gpu.get("price") or {}
+    max_count = gpu.get("maxCount") or {}
+    versions = [v.get("version") for v in gpu.get("cudaVersions") or [] if v.get("available", True)]
+    return {
+        "id": gpu.get("id"),
+        "VRAM GB": gpu.get("memory"),
+        "secure $/h": _money(price.get("secure")) if gpu.get("secure") else "-",
+        "community $/h": _money(price.get("community")) if gpu.get("community") else "-",
+        "max count": "/".join(str(max_count.get(c, "-")) for c in ("secure", "community")),
+        "availability": gpu.get("availability"),
+        "CUDA": ", ".join(v for v in versions if v) or None,
+    }
+
+
+def _cpu_row(cpu: dict[str, Any]) -> dict[str, Any]:
+    vcpu = cpu.get("vcpu") or {}
+    return {
+        "id": cpu.get("id"),
+        "name": cpu.get("name"),
+        "group": cpu.get("group"),
+        "vCPUs": f"{vcpu.get('min', '?')}–{vcpu.get('max', '?')} (powers of two)",
+        "RAM GB/vCPU": cpu.get("ramGbPerVcpu"),
+        "$/vCPU/h": _money((cpu.get("price") or {}).get("securePerVcpu"), 3),
+    }
+
+
+def _datacenter_row(dc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": dc.get("id"),
+        "name": dc.get("name"),
+        "region": dc.get("region"),
+        "global networking": dc.get("globalNetwork"),
+        "network volumes": dc.get("networkVolumeTypes"),
+    }
+
+
+ROWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "gpus": _gpu_row,
+    "cpus": _cpu_row,
+    "datacenters": _datacenter_row,
 }
 TITLES = {"gpus": "GPU types", "cpus": "CPU flavors", "datacenters": "Data centers"}
 
 
-def catalog_row(kind: str, entry: Any) -> dict[str, Any]:
-    """A flat dict of the columns shown for one catalog entry."""
-    row = to_wire(entry)
-    if kind == "gpus" and "cudaVersions" not in row:
-        availability = row.get("availability") or {}
-        versions = availability.get("cudaVersions") if isinstance(availability, dict) else None
-        if versions:
-            row["cudaVersions"] = [
-                v.get("version", v) if isinstance(v, dict) else v for v in versions
-            ]
-    return row
-
-
 def catalog_view(rows: list[Any]) -> StaticView:
-    """The table of ``rows`` (a :class:`CatalogRows`, whose ``kind`` picks the columns)."""
+    """The table of ``rows`` (a ``CatalogRows``, whose ``kind`` picks the columns)."""
     kind = getattr(rows, "kind", "gpus")
-    flat = [catalog_row(kind, entry) for entry in rows]
-    columns = COLUMNS.get(kind, sorted({k for r in flat for k in r}))
+    flat = [ROWS[kind](to_wire(entry)) for entry in rows]
+    columns = list(flat[0]) if flat else ["id"]
     title = f"{TITLES.get(kind, kind)} ({len(flat)})"
     return StaticView(f"{title}\n{table_text(flat, columns)}", table_html(flat, columns, title))

@@ -18,6 +18,7 @@ from podbook.notebook.parsing import (
 from podbook.notebook.session import CatalogRows, NotebookSession, PodList, SshCommands
 
 Handler = Callable[[NotebookSession, Any], Any]
+TERMINATED_FIELDS = {"status": "TERMINATED", "actions": [], "cost": 0.0, "runtime": None}
 
 
 def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
@@ -51,9 +52,8 @@ def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
     """``%pod terminate ID``: the pod's last state, marked TERMINATED."""
     pod = session.client.pods.get(command.pod_id)
     session.client.pods.terminate(command.pod_id)
-    update = {"status": "TERMINATED", "actions": [], "cost": 0.0, "runtime": None}
     copy = getattr(pod, "model_copy", None)
-    gone = copy(update=update) if callable(copy) else {**pod, **update}
+    gone = copy(update=TERMINATED_FIELDS) if callable(copy) else {**pod, **TERMINATED_FIELDS}
     return session.show(gone, session.pod_panel)
 
 
@@ -73,10 +73,11 @@ def show_cluster(session: NotebookSession, command: ClusterCommand) -> Any:
 
 def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRows:
     """``%catalog gpus|cpus|datacenters``."""
+    from podbook.notebook.catalog import FETCH_ARGS
     from podbook.notebook.refresher import _items
 
     fetch = getattr(session.client.catalog, command.kind)
-    rows = CatalogRows(_items(fetch(), command.kind))
+    rows = CatalogRows(_items(fetch(**FETCH_ARGS.get(command.kind, {})), command.kind))
     rows.kind = command.kind
     return session.show(rows, session.catalog_view)
 

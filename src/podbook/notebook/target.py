@@ -34,7 +34,7 @@ def _config_file_has_key() -> str | None:
     return profile if isinstance(section, dict) and section.get("api_key") else None
 
 
-def _local_emulator_line() -> str:
+def _local_emulator_line(reason: str) -> str:
     home = Path(os.environ.get("PODBOOK_HOME") or Path.home() / ".podbook")
     try:
         url = json.loads((home / "emulator.json").read_text(encoding="utf-8")).get("url")
@@ -42,16 +42,16 @@ def _local_emulator_line() -> str:
         url = None
     where = f"at {url}, " if url else ""
     return (
-        f"podbook → the local emulator ({where}no API key configured; it starts on first use "
-        f"if not running). {HINT}"
+        f"podbook → the local emulator ({where}{reason}; it starts on first use if not running). "
+        f"{HINT}"
     )
 
 
 def describe_target() -> str:
     """One line naming the service (cloud, custom URL or local emulator) and the key's source."""
     env = os.environ
-    if env.get("PODBOOK_LOCAL", "").strip().lower() in ("1", "true", "yes"):
-        return _local_emulator_line()
+    if env.get("PODBOOK_LOCAL", "").strip().lower() in ("1", "true", "yes", "on"):
+        return _local_emulator_line("PODBOOK_LOCAL is set")
     key_source = "RUNPOD_API_KEY" if env.get("RUNPOD_API_KEY") else None
     if key_source is None and (profile := _config_file_has_key()):
         key_source = f"~/.runpod/config.toml [{profile}]"
@@ -61,4 +61,4 @@ def describe_target() -> str:
         return f"podbook → the service at {url} ({key}). {HINT}"
     if key_source:
         return f"podbook → the RunPod cloud at {REAL_REST_URL} (key from {key_source}). {HINT}"
-    return _local_emulator_line()
+    return _local_emulator_line("no API key configured")

@@ -26,7 +26,14 @@ def pod_state(obj: Any) -> dict[str, Any]:
 
 def terminated(pod: dict[str, Any]) -> dict[str, Any]:
     """The panel state of a pod that is gone: TERMINATED, no actions, no cost."""
-    return {**pod, "status": "TERMINATED", "actions": [], "cost": 0.0, "runtime": None}
+    return {
+        **pod,
+        "status": "TERMINATED",
+        "actions": [],
+        "cost": 0.0,
+        "runtime": None,
+        "ssh": {"proxy": None, "direct": None},
+    }
 
 
 def shape_text(pod: dict[str, Any]) -> str:
