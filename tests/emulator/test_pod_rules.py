@@ -325,3 +325,22 @@ def test_patch_with_template_applies_container_settings(http):
     assert body["template"] is None
     problem(http.patch(f"/v2/pods/{pod['id']}", json={"templateId": "tpl-missing"}), 404)
     problem(http.patch(f"/v2/pods/{pod['id']}", json={"templateId": "tpl-serverless"}), 422)
+
+
+def test_community_cloud_uses_its_price(http):
+    gpus = {g["id"]: g for g in http.get("/v2/catalog/gpus").json()["gpus"]}
+    pod = create(http, gpu_pod(cloud="COMMUNITY", dataCenterIds=[]))
+    assert pod["cloud"] == "COMMUNITY"
+    assert pod["cost"] == pytest.approx(gpus[GPU]["price"]["community"], rel=1e-3)
+    result = problem(http.post("/v2/pods", json=cpu_pod(cloud="COMMUNITY")), 400)
+    assert "SECURE" in result["detail"]
+
+
+def test_invalid_vcpu_count_for_flavor_is_400(http):
+    flavor = next(c for c in http.get("/v2/catalog/cpus").json()["cpus"] if c["id"] == "cpu3c")
+    too_many = flavor["vcpu"]["max"] * 2
+    result = problem(
+        http.post("/v2/pods", json=cpu_pod(cpu={"id": "cpu3c", "vcpuCount": too_many})), 400
+    )
+    assert str(too_many) in result["detail"]
+    problem(http.post("/v2/pods", json=cpu_pod(cpu={"id": "cpu-unknown", "vcpuCount": 2})), 400)

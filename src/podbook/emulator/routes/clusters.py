@@ -117,8 +117,10 @@ async def update_cluster(req: ApiRequest) -> Response:
     from podbook.api.base import to_wire
     from podbook.api.clusters import UpdateClusterRequest
 
-    cluster = _cluster_or_404(req)
-    patch = to_wire(validate(UpdateClusterRequest, await req.json()))
+    _cluster_or_404(req)
+    body = await req.json()
+    cluster = _cluster_or_404(req)  # read again after the await: no lost update
+    patch = to_wire(validate(UpdateClusterRequest, body))
     updated = {**cluster, **({"name": patch["name"]} if "name" in patch else {})}
     req.store.clusters.put(req.account_id, updated)
     return json_response(_view(req, updated))

@@ -117,8 +117,9 @@ async def update_pod(req: ApiRequest) -> Response:
     from podbook.api.pods import UpdatePodRequest
     from podbook.api.validation import RequestRejected, check_patch_mounts
 
-    record = _pod_or_404(req)
+    _pod_or_404(req)
     body = await req.json()
+    record = _pod_or_404(req)  # read again after the await: no lost update
     patch = to_wire(validate(UpdatePodRequest, body))
     ensure_not_member(record, "changed")
     mount_errors = check_patch_mounts(record["mounts"] or None, patch.get("mounts") or None)
@@ -172,8 +173,9 @@ async def pod_action(req: ApiRequest) -> Response:
     """``POST /v2/pods/{id}/action``: 200 with the pod, or 204 for terminate; 409 if not allowed."""
     from podbook.api.pods import PodActionRequest
 
-    record = _pod_or_404(req)
+    _pod_or_404(req)
     body = await req.json()
+    record = _pod_or_404(req)  # read again after the await: no lost update
     action = validate(PodActionRequest, body).action
     if action == "terminate":
         return _terminate(req, record)
