@@ -54,6 +54,8 @@ def assert_one_line_error(run: CellRun, *needles: str) -> str:
     lines = [line for line in run.text.splitlines() if line.strip()]
     assert lines, "no error message shown"
     assert lines[0].startswith(("UsageError:", "ServiceError:")), run.text
+    # one line; only the service's errors[] items may follow, one per line
+    assert all(line.startswith("  - ") for line in lines[1:]), run.text
     for needle in needles:
         assert needle in run.text, (needle, run.text)
     return run.text

@@ -57,11 +57,13 @@ def test_rule_refused_before_sending_names_the_field(ip: Any) -> None:
 def test_service_404_shows_detail_and_fix(ip: Any) -> None:
     text = assert_one_line_error(run_cell(ip, "%pod show nope123"), "404", "nope123", "%pod list")
     assert text.startswith("ServiceError:")
+    assert len(text.strip().splitlines()) == 1, text
 
 
 def test_service_400_shows_the_detail(ip: Any) -> None:
     text = assert_one_line_error(run_cell(ip, f"%pod create {OK} --cuda 99.1"), "400", "99.1")
     assert text.startswith("ServiceError:")
+    assert len(text.strip().splitlines()) == 1, text
 
 
 def test_service_409_for_an_action_not_allowed_now(ip: Any, client: Any) -> None:
@@ -73,9 +75,12 @@ def test_service_409_for_an_action_not_allowed_now(ip: Any, client: Any) -> None
 
 
 def test_service_422_lists_the_errors(ip: Any) -> None:
-    assert_one_line_error(
+    text = assert_one_line_error(
         run_cell(ip, f'%pod create --gpu "{RTX4090}" --template runpod-worker-vllm'), "422"
     )
+    head, *items = text.strip().splitlines()
+    assert "serverless" in head and "→" in head
+    assert items and all(item.startswith("  - $.") for item in items), text
 
 
 def test_unknown_key_gives_401_with_the_fix(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:

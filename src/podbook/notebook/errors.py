@@ -14,13 +14,17 @@ from contextlib import contextmanager
 from IPython.core.error import UsageError
 
 _FIXES = {
-    400: "check the flags against `%pod create --help` and the detail above",
+    400: "check the flags against `%{magic} --help` and the detail",
     401: "set RUNPOD_API_KEY to a valid key (or unset it to use the local emulator)",
     403: "this key may not do that; use a key with write access",
-    404: "check the ID (see `%pod list --all`) and the service URL",
-    409: "the action is not allowed in the current state; check `actions` with `%pod show ID`",
-    422: "fix the fields listed above",
+    409: "not allowed in the current state; see the pod's actions with `%pod show ID`",
+    422: "fix the fields listed below",
     429: "the rate limit was reached; wait a moment and retry",
+}
+_NOT_FOUND = {
+    "pod": "check the pod ID with `%pod list --all`",
+    "cluster": "check the cluster ID",
+    "catalog": "check the service URL",
 }
 
 
@@ -36,26 +40,30 @@ class ServiceError(Exception):
         return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
 
 
-def describe_failure(err: BaseException) -> str:
-    """One readable line (plus the service's ``errors[]`` lines) with a hint at the fix."""
+def describe_failure(err: BaseException, magic: str = "pod") -> str:
+    """One readable line ending in the fix, plus the service's ``errors[]`` lines."""
     from podbook import errors
 
+    head, *rest = str(err).splitlines() or [type(err).__name__]
     if isinstance(err, errors.APIError):
-        status = getattr(err, "status", None)
-        text = str(err)
-        fix = _FIXES.get(status or 0) or (
-            "the service failed; retry later" if (status or 0) >= 500 else ""
-        )
-        return f"{text}\n  → {fix}" if fix else text
-    if isinstance(err, errors.ConnectionFailed):
-        return f"{err} → check that the service is reachable (or unset PODBOOK_URL to use the local emulator)"
-    if isinstance(err, errors.ConfigError):
-        return f"{err} → fix the configuration named above"
-    return str(err)
+        status = err.status or 0
+        fix = _NOT_FOUND.get(magic.split()[0], "") if status == 404 else _FIXES.get(status, "")
+        if status >= 500:
+            fix = "the service failed; retry later"
+        fix = fix.replace("{magic}", magic)
+    elif isinstance(err, errors.InvalidRequest):
+        fix = f"fix the flags named (see `%{magic} --help`)"
+    elif isinstance(err, errors.ConnectionFailed):
+        fix = "check that the service is reachable (or unset PODBOOK_URL to use the local emulator)"
+    else:  # ConfigError, LocalEmulatorError, ...: their message already names the fix
+        fix = ""
+    if fix and "→" not in head:
+        head = f"{head} → {fix}"
+    return "\n".join([head, *rest])
 
 
 @contextmanager
-def user_facing_errors() -> Iterator[None]:
+def user_facing_errors(magic: str = "pod") -> Iterator[None]:
     """Re-raise podbook's errors as :class:`UsageError` / :class:`ServiceError`.
 
     ``InvalidRequest`` (refused before sending) is a user mistake; everything else from the
@@ -68,8 +76,6 @@ def user_facing_errors() -> Iterator[None]:
     except UsageError:
         raise
     except errors.InvalidRequest as err:
-        raise UsageError(
-            f"{err}\n  → fix the flags named above (see `%pod create --help`)"
-        ) from None
+        raise UsageError(describe_failure(err, magic)) from None
     except errors.PodbookError as err:
-        raise ServiceError(describe_failure(err)) from None
+        raise ServiceError(describe_failure(err, magic)) from None

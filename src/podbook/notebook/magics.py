@@ -64,7 +64,7 @@ class PodMagics(Magics, Configurable):
             name, command = parsing.parse_line(magic, line, self._subcommands[magic])
         except parsing.HelpShown:
             return None
-        with user_facing_errors():
+        with user_facing_errors(f"{magic} {name}"):
             result = handlers[magic][name](self.session, command)
         output = getattr(command, "output", None)
         if output:
