@@ -70,9 +70,10 @@ quickstart: setup-python
 
 # pytest exits 5 when a stage collected no tests; that is success for a stage
 # that may still be empty. Any other non-zero code fails the run.
+# Usage: $(call pytest_stage,STAGE NAME,PYTEST ARGS)
 define pytest_stage
-	$(BIN)/pytest $(1) $(PYTEST_ARGS) || { rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected for '$(1)' (ok)"; \
+	$(BIN)/pytest $(2) $(PYTEST_ARGS) || { rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "$(1): no tests collected (ok)"; \
 	  else exit $$rc; fi; }
 endef
 
@@ -84,10 +85,10 @@ test-ruff: setup-python
 	$(BIN)/ruff check .
 
 test-python: setup-python
-	$(call pytest_stage,-m "not browser")
+	$(call pytest_stage,test-python,-m "not browser")
 
 test-browser: setup-python setup-browser
-	$(call pytest_stage,-m browser)
+	$(call pytest_stage,test-browser,-m browser)
 
 ifneq ($(HAVE_JS),)
 test-js: setup-js
