@@ -86,14 +86,16 @@ class InvalidRequest(PodbookError, ValueError):
 class ConnectionFailed(PodbookError):
     """The service could not be reached (refused, dropped, timed out)."""
 
-    def __init__(self, method: str, url: str, reason: str) -> None:
+    def __init__(self, method: str, url: str, reason: str, hint: str = "") -> None:
         self.method = method
         self.url = url
         self.reason = reason
+        self.hint = hint
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"Could not reach {self.url} ({self.method}): {self.reason}"
+        text = f"Could not reach {self.url} ({self.method}): {self.reason}"
+        return f"{text}; {self.hint}" if self.hint else text
 
 
 class APIError(PodbookError):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from podbook import Client
+from podbook.client import RetryPolicy
 from podbook.client.local import emulator_is_healthy, ensure_emulator, read_emulator_record
-from podbook.errors import LocalEmulatorError
+from podbook.errors import ConnectionFailed, LocalEmulatorError
 
 ENSURE_IN_CHILD = (
     "import json, sys\n"
@@ -93,3 +97,21 @@ def test_client_with_nothing_configured_uses_the_local_emulator(podbook_home: Pa
         assert client.account.ssh_keys.get().keys == []
     record = read_emulator_record(podbook_home)
     assert record is not None and record.url == client.settings.rest_url
+
+
+def test_a_stopped_emulator_is_named_and_restarted_by_a_new_client(podbook_home: Path) -> None:
+    first = Client(retry=RetryPolicy(max_attempts=1))
+    record = read_emulator_record(podbook_home)
+    assert record is not None and record.pid is not None
+    os.kill(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while emulator_is_healthy(record.url) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with pytest.raises(ConnectionFailed) as info:
+        first.pods.list()
+    assert str(info.value).endswith(
+        "the local emulator may have stopped; create a new Client() to start it again"
+    )
+    first.close()
+    with Client() as second:
+        assert second.pods.list() == []

@@ -82,7 +82,10 @@ def test_dropped_connection_not_retried_for_post(client: Client) -> None:
         with pytest.raises(ConnectionFailed) as info:
             client.registries.create(name="private", username="u", password="p")
     assert route.call_count == 1
-    assert str(info.value) == (f"Could not reach {BASE}/v2/registries (POST): connection reset")
+    assert str(info.value) == (
+        f"Could not reach {BASE}/v2/registries (POST): connection reset; "
+        "check the URL (PODBOOK_* variables) and your network"
+    )
 
 
 def test_post_retried_when_the_connection_never_opened(client: Client) -> None:

@@ -291,7 +291,13 @@ class ClientCore:
     def connection_failed(self, call: Call[Any], exc: httpx.TransportError) -> ConnectionFailed:
         """The error for a request that never got an answer."""
         reason = _scrub(str(exc) or type(exc).__name__, self._secret)
-        return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason)
+        if self.settings.local:
+            hint = "the local emulator may have stopped; create a new Client() to start it again"
+        elif isinstance(exc, httpx.TimeoutException):
+            hint = "the service is slow or unreachable; retry, or raise the client's timeout="
+        else:
+            hint = "check the URL (PODBOOK_* variables) and your network"
+        return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
 
 
 def parse_rate_limit_headers(headers: httpx.Headers | Mapping[str, str]) -> RateLimitState | None:
