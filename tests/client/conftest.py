@@ -56,3 +56,10 @@ def podbook_home(clean_env: Path) -> Iterator[Path]:
 def anyio_backend() -> str:
     """Run the async tests on asyncio only."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def paced_emulator(start_emulator):
+    """An emulator whose lifecycle steps take 0.6 s each: slow enough that a poll every
+    50 ms sees every status even on a busy 2-core machine."""
+    return start_emulator(timings=("--provision-seconds", "0.6", "--start-seconds", "0.6"))

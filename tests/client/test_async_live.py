@@ -35,7 +35,12 @@ def test_async_face_mirrors_the_sync_face() -> None:
     sync.close()
 
 
-async def test_pod_lifecycle(aclient: AsyncClient) -> None:
+async def test_pod_lifecycle(paced_emulator) -> None:
+    async with AsyncClient(api_key=paced_emulator.api_key, url=paced_emulator.url) as aclient:
+        await _pod_lifecycle(aclient)
+
+
+async def _pod_lifecycle(aclient: AsyncClient) -> None:
     pod = await aclient.pods.create(name="async", image="alpine", gpu=GPU)
     assert isinstance(pod, Pod) and pod.status == "PROVISIONING"
     seen: list[str] = []

@@ -43,7 +43,8 @@ def test_create_from_a_request_model_or_a_mapping(client: Client) -> None:
         client.pods.terminate(pod)
 
 
-def test_wait_for_reports_each_status_until_running(client: Client) -> None:
+def test_wait_for_reports_each_status_until_running(paced_emulator) -> None:
+    client = Client(api_key=paced_emulator.api_key, url=paced_emulator.url)
     pod = gpu_pod(client, ports=["22/tcp"], start_ssh=True)
     seen: list[str] = []
     running = client.pods.wait_for(pod, on_change=lambda p: seen.append(p.status), **FAST_POLL)
@@ -53,6 +54,7 @@ def test_wait_for_reports_each_status_until_running(client: Client) -> None:
     assert running.ssh.proxy is not None and running.ssh.direct is not None
     assert sorted(running.actions) == ["restart", "stop", "terminate"]
     client.pods.terminate(running)
+    client.close()
 
 
 def test_get_and_list(client: Client) -> None:
