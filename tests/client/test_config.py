@@ -139,3 +139,17 @@ def test_key_never_in_repr_or_str(clean_env: Path) -> None:
     for text in (repr(settings), str(settings), settings.describe(), f"{settings!r}"):
         assert CLOUD_KEY not in text
     assert "**********" in repr(settings)
+
+
+def test_url_of_the_local_emulator_uses_its_key_not_the_cloud_key(clean_env: Path) -> None:
+    write_runpod_config(clean_env, f'[default]\napi_key = "{CLOUD_KEY}"\n')
+    home = clean_env / ".podbook"
+    home.mkdir()
+    (home / "emulator.json").write_text('{"url": "http://127.0.0.1:8765", "pid": 1, "db": "x"}')
+    (home / "emulator.key").write_text("pbk_local_key\n")
+    settings = resolve_settings(url="http://127.0.0.1:8765/")
+    assert settings.api_key is not None
+    assert settings.api_key.get_secret_value() == "pbk_local_key"
+    assert str(settings) == (
+        "service at http://127.0.0.1:8765 (key from the local emulator's key file)"
+    )
