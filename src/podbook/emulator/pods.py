@@ -134,51 +134,68 @@ def render_pod(
 
 
 class PodViews:
-    """Renders pods, reusing the part of each view that changes only with its status.
+    """Renders pods, reusing what has not changed since the last read.
 
-    Only ``runtime`` (utilization, uptime) changes between two reads of an unchanged pod, so
-    the rest is kept per pod record object and status; a changed pod is a new record object.
+    Everything but ``runtime`` changes only with the pod's status, so it is kept per pod
+    record object and status (a changed pod is a new record object). ``runtime`` is sampled
+    once per second per pod, like the real service's metrics: reads within the same second
+    share one sample.
     """
 
     def __init__(self, settings: EmulatorSettings) -> None:
         self._settings = settings
-        self._cache: dict[str, tuple[Record, tuple[str, bool], dict[str, Any]]] = {}
+        self._static: dict[str, tuple[Record, tuple[str, bool], dict[str, Any]]] = {}
+        self._runtime: dict[str, tuple[Record, int, dict[str, Any]]] = {}
 
     def render(self, record: Record, now: float, *, creating: bool = False) -> dict[str, Any]:
         """The pod as the wire shows it at ``now``."""
         status = status_of(record["phase"], now)
         cluster = record.get("cluster")
         key = (status, cluster is None or now >= cluster["assignAt"])
-        hit = self._cache.get(record["id"])
+        pod_id = record["id"]
+        hit = self._static.get(pod_id)
         if hit is not None and hit[0] is record and hit[1] == key:
             view = hit[2].copy()
         else:
             static = _static_view(record, status, now, self._settings)
-            self._cache[record["id"]] = (record, key, static)
+            self._static[pod_id] = (record, key, static)
             view = static.copy()
-        _add_runtime(view, record, status, now, creating)
+        if status == RUNNING:
+            second = int(now)
+            sample = self._runtime.get(pod_id)
+            if sample is None or sample[0] is not record or sample[1] != second:
+                sample = (record, second, _runtime_of(record, now))
+                self._runtime[pod_id] = sample
+            view["runtime"] = sample[2]
+        elif creating and status == PROVISIONING:
+            view["runtime"] = {}
         return view
 
     def forget(self, pod_id: str) -> None:
-        """Drop the cached view of a deleted pod."""
-        self._cache.pop(pod_id, None)
+        """Drop the cached views of a deleted pod."""
+        self._static.pop(pod_id, None)
+        self._runtime.pop(pod_id, None)
 
 
 def _add_runtime(
     view: dict[str, Any], record: Record, status: str, now: float, creating: bool
 ) -> None:
     if status == RUNNING:
-        view["runtime"] = runtime_block(
-            record["id"],
-            now,
-            running_since(record["phase"]),  # type: ignore[arg-type]
-            record["gpu"]["count"] if "gpu" in record else 0,
-            record["ports"],
-            record["portMap"],
-            record["publicIp"],
-        )
+        view["runtime"] = _runtime_of(record, now)
     elif creating and status == PROVISIONING:
         view["runtime"] = {}
+
+
+def _runtime_of(record: Record, now: float) -> dict[str, Any]:
+    return runtime_block(
+        record["id"],
+        now,
+        running_since(record["phase"]),  # type: ignore[arg-type]
+        record["gpu"]["count"] if "gpu" in record else 0,
+        record["ports"],
+        record["portMap"],
+        record["publicIp"],
+    )
 
 
 def _static_view(
