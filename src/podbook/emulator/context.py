@@ -114,7 +114,10 @@ def api_route(path: str, handler: Handler, methods: Sequence[str]) -> Route:
             return problem_response(
                 Problem(500, "the emulator failed to handle this request; see its log"), headers
             )
-        response.headers.update(headers)
+        response.raw_headers.extend(
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in headers.items()
+        )
         return response
 
     endpoint.__name__ = handler.__name__
