@@ -226,7 +226,8 @@ def test_one_list_call_per_tick_for_all_panels(ip: Any, comms: Any) -> None:
         ticks = refresher.ticks - start
     finally:
         del client.pods.list, client.pods.get
-    assert ticks <= counts["list"] <= ticks + 1
+    # one list call per tick (not one per panel); a tick may straddle the spy's install
+    assert ticks - 1 <= counts["list"] <= ticks + 1, (ticks, counts)
     assert counts["get"] == 0
     threads = [t for t in threading.enumerate() if t.name == "podbook-refresher"]
     assert len(threads) == 1 and threads[0].daemon
