@@ -55,7 +55,8 @@ def test_unknown_route_and_method_are_problems(emulator):
         wrong = http.put("/v2/pods")
         assert wrong.status_code == 405
         assert wrong.headers["content-type"] == PROBLEM
-        assert wrong.json()["detail"]
+        assert "GET or POST" in wrong.json()["detail"]
+        assert set(wrong.headers["allow"].split(", ")) >= {"GET", "POST"}
 
 
 def test_bad_json_is_a_clear_400(emulator):

@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
 
 import podbook
 from podbook.emulator.context import Emulator
@@ -72,10 +72,26 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     if status == 404:
         detail = f"no route {request.url.path}; check the URL and the API base"
     elif status == 405:
-        detail = f"method {request.method} is not allowed on {request.url.path}"
+        allowed = _allowed_methods(request)
+        headers = {**dict(exc.headers or {}), "Allow": ", ".join(allowed)}
+        detail = f"method {request.method} is not allowed on {request.url.path}; use " + (
+            " or ".join(m for m in allowed if m != "HEAD")
+        )
+        return problem_response(Problem(405, detail, headers=headers))
     else:
         detail = exc.detail or "request refused"
     return problem_response(Problem(status, detail, headers=dict(exc.headers or {})))
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route accepts on this path (routes are split per method)."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, Route) and route.methods:
+            match, _ = route.matches({**request.scope, "method": "GET"})
+            if match != Match.NONE:
+                methods |= route.methods
+    return sorted(methods)
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
