@@ -14,6 +14,7 @@ import ipaddress
 import secrets
 from dataclasses import dataclass
 
+from podbook.emulator import catalog_data
 from podbook.emulator.problems import Problem
 
 
@@ -61,8 +62,6 @@ def place_gpu_pod(
 ) -> Placement:
     """Place a GPU pod (or ``pod_count`` identical ones in one data center, for a cluster),
     or raise a 400 :class:`Problem` naming what could not be matched."""
-    from podbook.emulator import catalog_data
-
     try:
         spot = catalog_data.place_gpu(
             gpu_id,
@@ -91,8 +90,6 @@ def place_cpu_pod(
     *, flavor_id: str, vcpu_count: int, cloud: str, data_center_ids: list[str] | None
 ) -> Placement:
     """Place a CPU pod, or raise a 400 :class:`Problem` naming what could not be matched."""
-    from podbook.emulator import catalog_data
-
     try:
         spot = catalog_data.place_cpu(
             flavor_id, vcpu_count=vcpu_count, cloud=cloud, data_center_ids=data_center_ids or None

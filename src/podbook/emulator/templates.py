@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podbook.emulator import catalog_data
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.store import Store
 
@@ -47,8 +48,6 @@ def normalize_template(raw: dict[str, Any]) -> Template:
 
 def public_templates() -> list[Template]:
     """The built-in public catalog templates."""
-    from podbook.emulator import catalog_data
-
     return [normalize_template(t) for t in catalog_data.public_templates()]
 
 

@@ -6,25 +6,22 @@ then works on the (validated) JSON itself, so wire names stay exactly as the see
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from podbook.api.base import RequestModel
+from podbook.api.validation import RequestRejected, validate_request
 from podbook.emulator.problems import Problem
 
-
-def as_problem(exc: Any) -> Problem:
-    """Turn an :class:`podbook.api.validation.RequestRejected` into a :class:`Problem`."""
-    return Problem(
-        int(exc.status),
-        str(exc.detail),
-        title=getattr(exc, "title", None) or None,
-        errors=list(getattr(exc, "errors", None) or []) or None,
-    )
+M = TypeVar("M", bound=RequestModel)
 
 
-def validate(model: type, body: Any) -> Any:
+def as_problem(exc: RequestRejected) -> Problem:
+    """Turn a :class:`RequestRejected` into a :class:`Problem` (same status, detail, errors)."""
+    return Problem(exc.status, exc.detail, title=exc.title or None, errors=exc.errors or None)
+
+
+def validate(model: type[M], body: Any) -> M:
     """Validate ``body`` against a request model; raises a 400/422 :class:`Problem`."""
-    from podbook.api.validation import RequestRejected, validate_request
-
     try:
         return validate_request(model, body)
     except RequestRejected as exc:

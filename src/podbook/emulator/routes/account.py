@@ -10,6 +10,7 @@ import secrets
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from podbook.api.account import CreateRegistryRequest, UpdateSshKeysRequest
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import not_found
@@ -24,8 +25,6 @@ async def get_ssh_keys(req: ApiRequest) -> Response:
 
 async def put_ssh_keys(req: ApiRequest) -> Response:
     """``PUT /v2/account/ssh-keys``: complete replacement of the key list."""
-    from podbook.api.account import UpdateSshKeysRequest
-
     body = await req.json()
     validate(UpdateSshKeysRequest, body)
     account = req.store.ensure_account(req.account_id)
@@ -54,8 +53,6 @@ async def get_registry(req: ApiRequest) -> Response:
 
 async def create_registry(req: ApiRequest) -> Response:
     """``POST /v2/registries``: name plus write-only username/password."""
-    from podbook.api.account import CreateRegistryRequest
-
     body = await req.json()
     validate(CreateRegistryRequest, body)
     registry_id = "reg_" + secrets.token_hex(6)

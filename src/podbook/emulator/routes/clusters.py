@@ -8,6 +8,8 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from podbook.api.base import to_wire
+from podbook.api.clusters import CreateClusterRequest, UpdateClusterRequest
 from podbook.emulator.clusters import membership, render_cluster
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
@@ -36,8 +38,6 @@ def _view(req: ApiRequest, cluster: dict[str, Any]) -> dict[str, Any]:
 
 async def create_cluster(req: ApiRequest) -> Response:
     """``POST /v2/clusters`` → 201 with the cluster; its members start provisioning."""
-    from podbook.api.base import to_wire
-    from podbook.api.clusters import CreateClusterRequest
 
     spec = to_wire(validate(CreateClusterRequest, await req.json()))
     if not spec.get("image"):
@@ -114,8 +114,6 @@ async def get_cluster(req: ApiRequest) -> Response:
 
 async def update_cluster(req: ApiRequest) -> Response:
     """``PATCH /v2/clusters/{id}``: rename."""
-    from podbook.api.base import to_wire
-    from podbook.api.clusters import UpdateClusterRequest
 
     _cluster_or_404(req)
     body = await req.json()

@@ -7,6 +7,9 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from podbook.api.base import to_wire
+from podbook.api.pods import CreatePodRequest, PodActionRequest, UpdatePodRequest
+from podbook.api.validation import RequestRejected, check_patch_mounts
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
@@ -50,8 +53,6 @@ def place(spec: dict[str, Any]) -> Placement:
 
 def resolve_create_spec(req: ApiRequest, body: Any) -> dict[str, Any]:
     """Validate a create body and merge its template: the spec a pod is built from."""
-    from podbook.api.base import to_wire
-    from podbook.api.pods import CreatePodRequest
 
     model = validate(CreatePodRequest, body)
     spec = to_wire(model)
@@ -113,10 +114,6 @@ async def get_pod(req: ApiRequest) -> Response:
 
 async def update_pod(req: ApiRequest) -> Response:
     """``PATCH /v2/pods/{id}``: merge patch; mount rules; create-time flags refused."""
-    from podbook.api.base import to_wire
-    from podbook.api.pods import UpdatePodRequest
-    from podbook.api.validation import RequestRejected, check_patch_mounts
-
     _pod_or_404(req)
     body = await req.json()
     record = _pod_or_404(req)  # read again after the await: no lost update
@@ -171,8 +168,6 @@ def _merge_mounts(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, A
 
 async def pod_action(req: ApiRequest) -> Response:
     """``POST /v2/pods/{id}/action``: 200 with the pod, or 204 for terminate; 409 if not allowed."""
-    from podbook.api.pods import PodActionRequest
-
     _pod_or_404(req)
     body = await req.json()
     record = _pod_or_404(req)  # read again after the await: no lost update
