@@ -213,6 +213,7 @@ def test_list_all_includes_cluster_members_and_cluster_show(ip: Any, client: Any
     assert set(members) <= {p.id for p in ip.user_ns["nbtest_all"]}
 
     ip.user_ns["nbtest_cid"] = cluster.id
+    wait_until(lambda: all(p.cluster.rank is not None for p in client.clusters.pods(cluster.id)))
     run = run_cell(ip, "nbtest_cluster = %cluster show {nbtest_cid}")
     assert run.success, run.text
     assert ip.user_ns["nbtest_cluster"].id == cluster.id

@@ -175,6 +175,7 @@ def test_list_and_cluster_panels_have_static_forms(ip: Any, comms: Any, client: 
         image="rayproject/ray",
     )
     ip.user_ns["nbtest_cid"] = cluster.id
+    wait_until(lambda: all(p.cluster.rank is not None for p in client.clusters.pods(cluster.id)))
     run = run_cell(ip, "%cluster show {nbtest_cid}")
     assert run.success, run.text
     html = run.outputs[0].data["text/html"]
