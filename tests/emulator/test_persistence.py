@@ -17,6 +17,7 @@ def test_everything_survives_a_restart(start_emulator):
         wait_status(http, stopped["id"], "RUNNING")
         http.post(f"/v2/pods/{stopped['id']}/action", json={"action": "stop"})
         booting = create(http, gpu_pod(name="booting"))
+        http.patch(f"/v2/pods/{running['id']}", json={"name": "runs-renamed"})
         cluster = http.post(
             "/v2/clusters",
             json={
@@ -41,7 +42,7 @@ def test_everything_survives_a_restart(start_emulator):
             p["id"]: p
             for p in http.get("/v2/pods", params={"includeClusterPods": "true"}).json()["pods"]
         }
-        assert set(after) == set(before)
+        assert list(after) == list(before)  # same pods, same order
         assert after[running["id"]]["status"] == "RUNNING"
         assert after[running["id"]]["startedAt"] == before[running["id"]]["startedAt"]
         assert after[running["id"]]["ssh"] == before[running["id"]]["ssh"]

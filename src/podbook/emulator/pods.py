@@ -94,7 +94,6 @@ def new_pod_record(
         "cloud": spec.get("cloud") or "SECURE",
         "locked": False,
         "createdAt": iso(now),
-        "created": now,
         "startedAt": None,
         "phase": boot_phase(now, settings.provision_seconds, settings.start_seconds),
         "dataCenterId": placement.data_center_id,

@@ -82,11 +82,12 @@ class Collection:
         return len(self._by_id)
 
     def put(self, account_id: str, record: Record) -> None:
-        """Insert or replace a record (memory and file)."""
+        """Insert or replace a record (memory and file), keeping its place in the order."""
         record_id = record["id"]
         doc = orjson.dumps(record).decode("utf-8")
         self._store._execute(
-            f"INSERT OR REPLACE INTO {self._table} (id, account_id, doc) VALUES (?, ?, ?)",
+            f"INSERT INTO {self._table} (id, account_id, doc) VALUES (?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET account_id = excluded.account_id, doc = excluded.doc",
             (record_id, account_id, doc),
         )
         self._by_id[record_id] = record
