@@ -120,3 +120,12 @@ class CommRecorder:
         return "\n".join(
             json.dumps(message, default=str) for comm in self.comms for message in comm.messages
         )
+
+
+def ranked(client: Any, cluster_id: str) -> bool:
+    """True once every member of the cluster exists and has its rank (assigned while provisioning)."""
+    cluster = client.clusters.get(cluster_id)
+    members = client.clusters.pods(cluster_id)
+    return len(members) == cluster.compute.pod_count and all(
+        p.cluster.rank is not None for p in members
+    )

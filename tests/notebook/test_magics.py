@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from nbhelpers import magics_of, run_cell, wait_until
+from nbhelpers import magics_of, ranked, run_cell, wait_until
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
 
@@ -213,7 +213,7 @@ def test_list_all_includes_cluster_members_and_cluster_show(ip: Any, client: Any
     assert set(members) <= {p.id for p in ip.user_ns["nbtest_all"]}
 
     ip.user_ns["nbtest_cid"] = cluster.id
-    wait_until(lambda: all(p.cluster.rank is not None for p in client.clusters.pods(cluster.id)))
+    wait_until(lambda: ranked(client, cluster.id))
     run = run_cell(ip, "nbtest_cluster = %cluster show {nbtest_cid}")
     assert run.success, run.text
     assert ip.user_ns["nbtest_cluster"].id == cluster.id

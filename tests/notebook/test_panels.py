@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from nbhelpers import magics_of, run_cell, wait_until
+from nbhelpers import magics_of, ranked, run_cell, wait_until
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
 
@@ -175,7 +175,7 @@ def test_list_and_cluster_panels_have_static_forms(ip: Any, comms: Any, client: 
         image="rayproject/ray",
     )
     ip.user_ns["nbtest_cid"] = cluster.id
-    wait_until(lambda: all(p.cluster.rank is not None for p in client.clusters.pods(cluster.id)))
+    wait_until(lambda: ranked(client, cluster.id))
     run = run_cell(ip, "%cluster show {nbtest_cid}")
     assert run.success, run.text
     html = run.outputs[0].data["text/html"]
