@@ -93,7 +93,7 @@ class LabServer:
         }
         for path in [self.root_dir, *dirs.values()]:
             path.mkdir(parents=True, exist_ok=True)
-        self._silence_news(dirs["JUPYTERLAB_SETTINGS_DIR"])
+        self._write_settings(dirs["JUPYTERLAB_SETTINGS_DIR"])
 
         env = {k: v for k, v in os.environ.items() if k not in _LEAKY_ENV}
         env.update({k: str(v) for k, v in dirs.items()})
@@ -153,12 +153,17 @@ class LabServer:
         raise RuntimeError(f"jupyter lab not ready after {timeout:.0f} s:\n{self.log_tail()}")
 
     @staticmethod
-    def _silence_news(settings_dir: Path) -> None:
-        target = settings_dir / "@jupyterlab" / "apputils-extension"
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False})
-        )
+    def _write_settings(settings_dir: Path) -> None:
+        """No news pop-up; every cell rendered (no windowing), so the DOM holds all outputs."""
+        settings = {
+            "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+            "notebook-extension/tracker": {"windowingMode": "none"},
+        }
+        for plugin, values in settings.items():
+            package, name = plugin.split("/")
+            target = settings_dir / "@jupyterlab" / package
+            target.mkdir(parents=True, exist_ok=True)
+            (target / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
 
 
 def write_notebook(root: Path, name: str, cells: list[str | tuple[str, str]]) -> Path:
