@@ -248,3 +248,14 @@ def test_show_panels_off_displays_nothing_but_returns(ip: Any) -> None:
     run = run_cell(ip, f'nbtest_quiet = %pod create --gpu "{RTX4090}" --image x')
     assert run.success and run.outputs == []
     assert ip.user_ns["nbtest_quiet"].status == "PROVISIONING"
+
+
+def test_show_panels_off_shows_a_static_form_as_last_expression(ip: Any) -> None:
+    run_cell(ip, "%config PodMagics.show_panels = False")
+    run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image x --env HF_TOKEN=hf_hidden')
+    assert run.success, run.text
+    assert len(run.outputs) == 1
+    bundle = run.outputs[0].data
+    assert "application/vnd.jupyter.widget-view+json" not in bundle
+    assert "PROVISIONING" in bundle["text/plain"] and "hf_hidden" not in bundle["text/html"]
+    assert magics_of(ip).session.refresher.panels == []

@@ -24,7 +24,7 @@ TERMINATED_FIELDS = {"status": "TERMINATED", "actions": [], "cost": 0.0, "runtim
 def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
     """``%pod create``: create the pod and show its live panel."""
     pod = session.client.pods.create(command.body)
-    return session.show(pod, session.pod_panel)
+    return session.show(pod, session.pod_panel, session.pod_static)
 
 
 def list_pods(session: NotebookSession, command: ListPodsCommand) -> PodList:
@@ -33,19 +33,21 @@ def list_pods(session: NotebookSession, command: ListPodsCommand) -> PodList:
 
     pods = PodList(_items(session.client.pods.list(include_cluster_pods=command.all), "pods"))
     pods.include_cluster_pods = command.all
-    return session.show(pods, session.pod_list_panel)
+    return session.show(pods, session.pod_list_panel, session.pod_list_static)
 
 
 def show_pod(session: NotebookSession, command: PodCommand) -> Any:
     """``%pod show ID``."""
-    return session.show(session.client.pods.get(command.pod_id), session.pod_panel)
+    return session.show(
+        session.client.pods.get(command.pod_id), session.pod_panel, session.pod_static
+    )
 
 
 def pod_action(session: NotebookSession, command: PodCommand) -> Any:
     """``%pod start|stop|restart ID``: the updated pod, shown live."""
     result = getattr(session.client.pods, command.verb)(command.pod_id)
     pod = result if result is not None else session.client.pods.get(command.pod_id)
-    return session.show(pod, session.pod_panel)
+    return session.show(pod, session.pod_panel, session.pod_static)
 
 
 def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
@@ -54,7 +56,7 @@ def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
     session.client.pods.terminate(command.pod_id)
     copy = getattr(pod, "model_copy", None)
     gone = copy(update=TERMINATED_FIELDS) if callable(copy) else {**pod, **TERMINATED_FIELDS}
-    return session.show(gone, session.pod_panel)
+    return session.show(gone, session.pod_panel, session.pod_static)
 
 
 def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
@@ -68,7 +70,8 @@ def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
 
 def show_cluster(session: NotebookSession, command: ClusterCommand) -> Any:
     """``%cluster show ID``: the cluster with its members, shown live."""
-    return session.show(session.client.clusters.get(command.cluster_id), session.cluster_panel)
+    cluster = session.client.clusters.get(command.cluster_id)
+    return session.show(cluster, session.cluster_panel, session.cluster_static)
 
 
 def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRows:

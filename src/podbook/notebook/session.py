@@ -139,9 +139,51 @@ class NotebookSession:
         )
         return StaticView(str(commands), html)
 
-    def show(self, obj: Any, view_factory: Callable[[Any], Any]) -> Any:
-        """Display ``obj`` through ``view_factory`` (once per cell), hook its type, return it."""
-        self.presenter.hook(type(obj), view_factory)
+    @staticmethod
+    def pod_static(pod: Any) -> StaticView:
+        """The static form of a pod (no widget)."""
+        from podbook.notebook.panels.data import pod_state
+        from podbook.notebook.panels.snapshot import pod_html, pod_text
+
+        state = pod_state(pod)
+        return StaticView(pod_text(state), pod_html(state))
+
+    @staticmethod
+    def pod_list_static(pods: PodList) -> StaticView:
+        """The static form of a list of pods (no widget)."""
+        from podbook.notebook.panels.data import pod_state
+        from podbook.notebook.panels.snapshot import pod_list_html, pod_list_text
+
+        states = [pod_state(p) for p in pods]
+        return StaticView(pod_list_text(states), pod_list_html(states))
+
+    @staticmethod
+    def cluster_static(cluster: Any) -> StaticView:
+        """The static form of a cluster record (no widget, members not fetched)."""
+        from podbook.notebook.panels.data import to_wire
+        from podbook.notebook.panels.snapshot import cluster_html, cluster_text
+
+        record = to_wire(cluster)
+        return StaticView(cluster_text(record, []), cluster_html(record, []))
+
+    def show(
+        self,
+        obj: Any,
+        live: Callable[[Any], Any],
+        static: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """Display ``obj`` once in this cell and return it.
+
+        ``live`` makes its panel; ``static`` its widget-free form, used when
+        ``PodMagics.show_panels`` is off and the object is displayed anyway (as a cell's
+        last expression, say). Objects of the same type shown in later cells go the same way.
+        """
+        static = static or live
+
+        def view(item: Any) -> Any:
+            return live(item) if self._show_panels() else static(item)
+
+        self.presenter.hook(type(obj), view)
         if self._show_panels():
-            self.presenter.present(obj, view_factory(obj))
+            self.presenter.present(obj, live(obj))
         return obj

@@ -1,23 +1,17 @@
-"""Mask secret-looking values before anything reaches a widget trait or an output."""
+"""Mask secret-looking values before anything reaches a widget trait or an output.
+
+The rule itself (``JUPYTER_PASSWORD``, ``PUBLIC_KEY``, any name containing ``KEY``,
+``TOKEN``, ``SECRET`` or ``PASSWORD``) lives in :mod:`podbook.api.secrets`, shared with the
+models' reprs, so panels and reprs can never disagree.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-MASK = "••••••"
-_EXACT = frozenset({"JUPYTER_PASSWORD", "PUBLIC_KEY"})
-_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+from podbook.api.secrets import MASK, is_secret_name, mask_env
 
-
-def is_secret_name(name: str) -> bool:
-    """True for env names whose values must never be shown."""
-    upper = name.upper()
-    return upper in _EXACT or any(marker in upper for marker in _MARKERS)
-
-
-def mask_env(env: dict[str, Any] | None) -> dict[str, Any]:
-    """A copy of ``env`` with every secret-looking value replaced by :data:`MASK`."""
-    return {key: (MASK if is_secret_name(key) else value) for key, value in (env or {}).items()}
+__all__ = ["MASK", "is_secret_name", "mask_env", "mask_pod"]
 
 
 def mask_pod(pod: dict[str, Any]) -> dict[str, Any]:
