@@ -138,6 +138,28 @@ def test_bad_toml_is_named(tmp_path):
     assert result.returncode == 2 and "not valid TOML" in result.stderr
 
 
+def test_a_key_in_two_accounts_is_refused(tmp_path):
+    config = tmp_path / "dup.toml"
+    config.write_text('[[accounts]]\nkeys = ["k-1"]\n\n[[accounts]]\nreadonly_keys = ["k-1"]\n')
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "podbook",
+            "emulator",
+            "--home",
+            str(tmp_path),
+            "--config",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2 and "repeats an API key" in result.stderr
+    assert "k-1" not in result.stderr
+
+
 def test_port_in_use_is_a_clear_error(tmp_path, emulator):
     result = subprocess.run(
         [

@@ -107,6 +107,7 @@ def load_config(path: Path) -> tuple[list[AccountSpec], dict[str, int]]:
             )
         quotas[name] = value
     accounts: list[AccountSpec] = []
+    seen_keys: set[str] = set()
     for index, entry in enumerate(data.get("accounts") or []):
         keys = list(entry.get("keys") or [])
         readonly = list(entry.get("readonly_keys") or [])
@@ -114,6 +115,12 @@ def load_config(path: Path) -> tuple[list[AccountSpec], dict[str, int]]:
             raise SettingsError(
                 f"--config {path}: accounts[{index}] keys must be non-empty strings"
             )
+        if seen_keys & set(keys + readonly) or len(set(keys + readonly)) != len(keys + readonly):
+            raise SettingsError(
+                f"--config {path}: accounts[{index}] repeats an API key; each key may belong "
+                "to one account with one scope"
+            )
+        seen_keys.update(keys + readonly)
         account_id = entry.get("id") or (f"acct-{index + 1}")
         ssh_keys = entry.get("ssh_keys")
         templates = list(entry.get("templates") or [])
