@@ -29,9 +29,9 @@ def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
 
 def list_pods(session: NotebookSession, command: ListPodsCommand) -> PodList:
     """``%pod list [--all]``."""
-    from podbook.notebook.refresher import _items
+    from podbook.notebook.panels.data import records
 
-    pods = PodList(_items(session.client.pods.list(include_cluster_pods=command.all), "pods"))
+    pods = PodList(records(session.client.pods.list(include_cluster_pods=command.all), "pods"))
     pods.include_cluster_pods = command.all
     return session.show(pods, session.pod_list_panel, session.pod_list_static)
 
@@ -77,10 +77,10 @@ def show_cluster(session: NotebookSession, command: ClusterCommand) -> Any:
 def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRows:
     """``%catalog gpus|cpus|datacenters``."""
     from podbook.notebook.catalog import FETCH_ARGS
-    from podbook.notebook.refresher import _items
+    from podbook.notebook.panels.data import records
 
     fetch = getattr(session.client.catalog, command.kind)
-    rows = CatalogRows(_items(fetch(**FETCH_ARGS.get(command.kind, {})), command.kind))
+    rows = CatalogRows(records(fetch(**FETCH_ARGS.get(command.kind, {})), command.kind))
     rows.kind = command.kind
     return session.show(rows, session.catalog_view)
 

@@ -62,16 +62,6 @@ def _field(obj: Any, *names: str) -> Any:
     return None
 
 
-def _items(result: Any, key: str) -> list[Any]:
-    """The records of a list call, whether unwrapped or wrapped as ``{key: [...]}``."""
-    if isinstance(result, dict):
-        return list(result.get(key) or [])
-    inner = getattr(result, key, None)
-    if isinstance(inner, list):
-        return inner
-    return list(result or [])
-
-
 class Refresher:
     """The single refresh thread of a notebook session.
 
@@ -152,8 +142,8 @@ class Refresher:
                 continue
             pause = self._tick(panels)
             self.last_pause = pause
-            self._wake.wait(pause)
-            self._wake.clear()
+            if self._wake.wait(pause):
+                self._wake.clear()
 
     def _live_panels_locked(self) -> list[Any]:
         self._panels = [p for p in self._panels if not (p.closed or p.final)]
@@ -175,7 +165,7 @@ class Refresher:
             return max(float(getattr(err, "retry_after", None) or base), base)
         except Exception as err:  # noqa: BLE001 - the thread must survive anything
             log.debug("podbook refresher tick failed: %s", err)
-            self._failures += 1
+            self._failures = min(self._failures + 1, 16)
             self._set_connection(panels, "reconnecting")
             return min(base * 2**self._failures, MAX_BACKOFF_SECONDS)
         self._failures = 0
@@ -196,13 +186,13 @@ class Refresher:
     def _fetch(self, client: Any, panels: list[Any]) -> tuple[Any, int]:
         from podbook import errors
         from podbook.notebook.panels.base import Snapshot
-        from podbook.notebook.panels.data import pod_state, to_wire
+        from podbook.notebook.panels.data import pod_state, records, to_wire
 
         snapshot = Snapshot(taken_at=time.monotonic())
         needs = set().union(*(p.needs for p in panels))
         calls = 0
         if "pods" in needs:
-            pods = _items(client.pods.list(include_cluster_pods=True), "pods")
+            pods = records(client.pods.list(include_cluster_pods=True), "pods")
             calls += 1
             snapshot.pods = {(state := pod_state(p))["id"]: state for p in pods}
             watched = set().union(*(p.watched_pod_ids() for p in panels))
@@ -213,7 +203,7 @@ class Refresher:
                 except errors.NotFound:
                     snapshot.gone_pods.add(pod_id)
         if "clusters" in needs:
-            clusters = _items(client.clusters.list(), "clusters")
+            clusters = records(client.clusters.list(), "clusters")
             calls += 1
             snapshot.clusters = {(c := to_wire(x))["id"]: c for x in clusters}
             watched = set().union(*(p.watched_cluster_ids() for p in panels))

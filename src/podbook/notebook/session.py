@@ -109,11 +109,11 @@ class NotebookSession:
     def cluster_panel(self, cluster: Any, members: list[Any] | None = None) -> Any:
         """A live :class:`ClusterPanel` (members fetched when not given)."""
         from podbook.notebook.panels import ClusterPanel
-        from podbook.notebook.refresher import _items
+        from podbook.notebook.panels.data import records
 
         if members is None:
             cluster_id = getattr(cluster, "id", None) or cluster["id"]
-            members = _items(self.client.clusters.pods(cluster_id), "pods")
+            members = records(self.client.clusters.pods(cluster_id), "pods")
         panel = ClusterPanel(cluster, members)
         self.refresher.register(panel)
         return panel

@@ -19,6 +19,16 @@ def to_wire(obj: Any) -> dict[str, Any]:
     return dict(obj)
 
 
+def records(result: Any, key: str) -> list[Any]:
+    """The records of a list call, whether a plain list or wrapped as ``{key: [...]}``."""
+    if isinstance(result, dict):
+        return list(result.get(key) or [])
+    inner = getattr(result, key, None)
+    if isinstance(inner, list):
+        return inner
+    return list(result or [])
+
+
 def pod_state(obj: Any) -> dict[str, Any]:
     """A pod as a masked wire dict, ready for a trait or a snapshot."""
     return mask_pod(to_wire(obj))
