@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 
 import httpx
 import nbformat
+import psutil
 import pytest
 from nbclient import NotebookClient
 
@@ -178,3 +181,40 @@ def test_notebook_panels_are_saved_as_widgets(executed: Any) -> None:
     assert views, "no widget view was saved: the panels did not display"
     state = json.dumps(nb.metadata.get("widgets", {}))
     assert "podbook" in state or "anywidget" in state, "widget state missing from the metadata"
+
+
+def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Path) -> None:
+    """The main job: ``scripts/run_quickstart.py`` ignores any configured key and cleans up."""
+    fake_key = "rp_FAKE" + "x" * 30
+    home = tmp_path / "home"
+    (home / ".runpod").mkdir(parents=True)
+    (home / ".runpod" / "config.toml").write_text(f'[default]\napi_key = "{fake_key}"\n')
+    output = tmp_path / "quickstart.ipynb"
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env.update(HOME=str(home), RUNPOD_API_KEY=fake_key)
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, str(root / "scripts" / "run_quickstart.py"), "--output", str(output)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "quickstart OK" in done.stdout
+    assert "jupyter lab notebooks/quickstart.ipynb" in done.stdout
+
+    nb = nbformat.read(output, as_version=4)
+    assert error_outputs(nb) == []
+    load_cell = next(c for c in nb.cells if c.source.startswith("%load_ext podbook"))
+    loaded = "".join(out.get("text", "") for out in load_cell.outputs)
+    assert "local emulator" in loaded, loaded
+    assert fake_key not in output.read_text() + done.stdout + done.stderr
+    leftovers = [
+        p.info["pid"]
+        for p in psutil.process_iter(["pid", "cmdline"])
+        if any("podbook-quickstart-" in part for part in p.info["cmdline"] or [])
+    ]
+    assert not leftovers, f"the embedded emulator was left running: {leftovers}"
