@@ -94,7 +94,7 @@ class NotebookSession:
         """A live :class:`PodPanel` for ``pod``, registered with the refresher."""
         from podbook.notebook.panels import PodPanel
 
-        panel = PodPanel(pod, client=self.client, on_change=self.refresher.wake)
+        panel = PodPanel(pod, client=self.get_client, on_change=self.refresher.wake)
         self.refresher.register(panel)
         return panel
 

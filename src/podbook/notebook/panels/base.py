@@ -51,8 +51,9 @@ class Panel(anywidget.AnyWidget):
     """Base of the podbook panels.
 
     Subclasses say what a refresher tick must fetch (``needs``), which IDs they watch, and
-    apply a :class:`Snapshot`. ``client`` is a plain attribute, never a trait: nothing of it
-    (least of all the API key) reaches widget state.
+    apply a :class:`Snapshot`. ``client`` (a client, or a function returning the current
+    one) is a plain attribute, never a trait: nothing of it, least of all the API key,
+    reaches widget state.
     """
 
     needs: ClassVar[frozenset[str]] = frozenset({"pods"})
@@ -63,10 +64,16 @@ class Panel(anywidget.AnyWidget):
 
     def __init__(self, client: Any = None, on_change: Callable[[], None] | None = None) -> None:
         super().__init__()
-        self.client = client
+        self._client = client
         self._on_change = on_change
         self._local_update_at = 0.0
         self._lock = threading.RLock()
+
+    @property
+    def client(self) -> Any:
+        """The client that button actions use (``None`` when the panel has none)."""
+        source = self._client
+        return source() if callable(source) and not hasattr(source, "pods") else source
 
     # -- refresher protocol ---------------------------------------------------------------
 
