@@ -123,13 +123,11 @@ def test_template_fills_the_pod(ip: Any, client: Any) -> None:
     assert pod.template is None
 
 
-def test_registry_flag_is_sent(ip: Any) -> None:
-    run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image private/x --registry nope-cred')
-    # Either accepted with the registry set, or refused by the service naming it.
-    if run.success:
-        assert ip.user_ns["_"].registry == "nope-cred"
-    else:
-        assert "Traceback" not in run.text and "registry" in run.text.lower()
+def test_registry_flag_is_sent(ip: Any, client: Any) -> None:
+    registry = client.registries.create(name="nb-reg", username="me", password="pw-secret")
+    ip.user_ns["nbtest_reg"] = registry.id
+    pod = create(ip, f'--gpu "{RTX4090}" --image private/x --registry {{nbtest_reg}}')
+    assert client.pods.get(pod.id).registry == registry.id
 
 
 def test_volume_flag_is_sent_as_a_network_mount(ip: Any) -> None:

@@ -33,7 +33,6 @@ class PodPanel(Panel):
     ) -> None:
         super().__init__(client=client, on_change=on_change)
         self.pod = pod_state(pod)
-        self.updated = ""
         self._touched_locally()
         self.on_msg(self._on_view_message)
 
