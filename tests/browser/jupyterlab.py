@@ -190,4 +190,5 @@ def open_and_run_all(page: Any, lab: LabServer, name: str, timeout_ms: int = 60_
     """Open notebook ``name``, wait until its kernel is really idle, then run every cell."""
     page.goto(lab.notebook_url(name))
     page.wait_for_function(KERNEL_READY_JS, timeout=timeout_ms, polling=100)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # Fire and forget: the caller waits on what the cells render, each wait with a timeout.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
