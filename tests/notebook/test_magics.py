@@ -184,6 +184,7 @@ def test_list_show_and_the_lifecycle_actions(ip: Any, client: Any) -> None:
 
 
 def test_ssh_prints_the_ready_commands(ip: Any, client: Any) -> None:
+    client.account.ssh_keys.put(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAISSHCMD nb@test"])
     pod = create(ip, f'--gpu "{RTX4090}" --image x --ports 22/tcp --ssh')
     client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
     run = run_cell(ip, "%pod ssh {nbtest_pod.id}")
@@ -194,6 +195,15 @@ def test_ssh_prints_the_ready_commands(ip: Any, client: Any) -> None:
     assert fresh.ssh.direct.command in text
     commands = ip.user_ns["_"]
     assert commands.proxy == fresh.ssh.proxy.command
+    assert "note" not in text
+
+
+def test_ssh_explains_what_is_missing(ip: Any) -> None:
+    create(ip, f'--gpu "{RTX4090}" --image x')
+    run = run_cell(ip, "%pod ssh {nbtest_pod.id}")
+    assert run.success, run.text
+    text = run.outputs[0].data["text/plain"]
+    assert "--ssh" in text and "22/tcp" in text
 
 
 def test_list_all_includes_cluster_members_and_cluster_show(ip: Any, client: Any) -> None:

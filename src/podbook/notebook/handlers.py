@@ -63,8 +63,21 @@ def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
     """``%pod ssh ID``: print the ready SSH commands (proxy and direct)."""
     from podbook.notebook.panels.data import ssh_commands, to_wire
 
-    commands = ssh_commands(to_wire(session.client.pods.get(command.pod_id)))
-    result = SshCommands(command.pod_id, commands.get("proxy"), commands.get("direct"))
+    pod = to_wire(session.client.pods.get(command.pod_id))
+    commands = ssh_commands(pod)
+    notes = []
+    if "PUBLIC_KEY" not in (pod.get("env") or {}):
+        notes.append(
+            "no PUBLIC_KEY in the pod's env: create it with --ssh after registering your key "
+            "(client.account.ssh_keys.put([...])), or the pod refuses these logins"
+        )
+    if "direct" not in commands:
+        notes.append(
+            "direct SSH (scp, rsync, port forwarding) needs 22/tcp in --ports and a RUNNING pod"
+        )
+    result = SshCommands(
+        command.pod_id, commands.get("proxy"), commands.get("direct"), tuple(notes)
+    )
     return session.show(result, session.ssh_view)
 
 

@@ -24,15 +24,19 @@ class CatalogRows(list):
 
 @dataclass(frozen=True)
 class SshCommands:
-    """The ready SSH commands of a pod (``None`` where not available now)."""
+    """The ready SSH commands of a pod (``None`` where not available now), and what to know."""
 
     pod_id: str
     proxy: str | None
     direct: str | None
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        lines = [f"{kind}: {cmd}" for kind, cmd in (("proxy", self.proxy), ("direct", self.direct))]
-        return "\n".join(line for line in lines if not line.endswith("None"))
+        pairs = (("proxy", self.proxy), ("direct", self.direct))
+        lines = [f"{kind}: {cmd}" for kind, cmd in pairs if cmd]
+        if not lines:
+            lines = [f"No SSH command for {self.pod_id} yet."]
+        return "\n".join([*lines, *(f"note: {note}" for note in self.notes)])
 
 
 class NotebookSession:
@@ -130,13 +134,14 @@ class NotebookSession:
         """The SSH commands as text and HTML."""
         from html import escape
 
-        if not (commands.proxy or commands.direct):
-            text = f"No SSH command for {commands.pod_id} yet: it has no machine or was created without --ssh."
-            return StaticView(text, f"<div>{escape(text)}</div>")
         rows = [(k, c) for k, c in (("proxy", commands.proxy), ("direct", commands.direct)) if c]
-        html = "".join(
-            f'<div data-ssh="{k}"><b>{k}</b>: <code>{escape(c)}</code></div>' for k, c in rows
+        html = (
+            "".join(
+                f'<div data-ssh="{k}"><b>{k}</b>: <code>{escape(c)}</code></div>' for k, c in rows
+            )
+            or f"<div>No SSH command for {escape(commands.pod_id)} yet.</div>"
         )
+        html += "".join(f"<div><i>note: {escape(note)}</i></div>" for note in commands.notes)
         return StaticView(str(commands), html)
 
     @staticmethod
