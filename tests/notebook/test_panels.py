@@ -22,10 +22,10 @@ def create_panel(ip: Any, flags: str = "", name: str = "nbtest_pod") -> tuple[An
     return pod, panel
 
 
-def statuses_sent(comm: Any) -> list[str]:
-    """Pod statuses in the order the comm carried them (open state, then updates)."""
+def statuses_sent(messages: list[dict[str, Any]]) -> list[str]:
+    """Pod statuses in the order a comm carried them (open state, then updates)."""
     seen = []
-    for message in comm.messages:
+    for message in messages:
         data = message["data"] or {}
         state = data.get("state") or {}
         status = (state.get("pod") or {}).get("status")
@@ -46,12 +46,22 @@ def click(panel: Any, action: str) -> None:
 def test_panel_follows_the_lifecycle_through_the_refresher(ip: Any, comms: Any) -> None:
     pod, panel = create_panel(ip, "--ports 8888/http,22/tcp --ssh")
     wait_until(lambda: panel.pod["status"] == "RUNNING")
-    sent = statuses_sent(comm_of(comms, panel))
+    sent = statuses_sent(comm_of(comms, panel).messages)
     assert sent[0] == "PROVISIONING" and sent[-1] == "RUNNING", sent
     assert all(s in ("PROVISIONING", "STARTING", "RUNNING") for s in sent)
     wait_until(lambda: panel.pod.get("runtime"))
     assert panel.pod["ssh"]["direct"]["command"].startswith("ssh ")
     assert panel.connection == "ok" and panel.updated
+
+
+def test_panel_keeps_updating_while_a_cell_blocks(ip: Any, comms: Any) -> None:
+    _, panel = create_panel(ip)
+    comm = comm_of(comms, panel)
+    before = len(comm.messages)
+    run = run_cell(ip, "import time; time.sleep(1.5)")
+    assert run.success
+    during = statuses_sent(comm.messages[before:])
+    assert "RUNNING" in during, during
 
 
 def test_stop_and_start_buttons(ip: Any, comms: Any, client: Any) -> None:
