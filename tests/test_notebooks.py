@@ -179,6 +179,11 @@ def test_notebook_panels_are_saved_as_widgets(executed: Any) -> None:
     if "%pod" not in text:
         pytest.skip("this notebook shows no pod panel")
     assert views, "no widget view was saved: the panels did not display"
+    # Without a live kernel (nbviewer, GitHub, a closed kernel) the static forms are shown.
+    for view in views:
+        plain = view["data"].get("text/plain", "")
+        assert view["data"].get("text/html"), "a panel was saved without its static HTML"
+        assert plain and "Panel(" not in plain and "Widget(" not in plain, plain[:80]
     state = json.dumps(nb.metadata.get("widgets", {}))
     assert "podbook" in state or "anywidget" in state, "widget state missing from the metadata"
 
