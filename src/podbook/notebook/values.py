@@ -1,0 +1,114 @@
+"""argparse value types of the magics: each parses one flag value or names what it expects.
+
+A bad value raises :class:`argparse.ArgumentTypeError`, which the parser turns into one
+``UsageError`` line such as ``argument --gpu: expected ID[:COUNT], e.g. ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+from collections.abc import Callable
+from typing import Any
+
+
+def _value_type(fn: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
+    """Wrap ``fn`` so that a bad value names what was expected."""
+
+    def parse(text: str) -> Any:
+        try:
+            return fn(text)
+        except (ValueError, TypeError):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+    parse.__name__ = expected
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _gpu(text: str) -> dict[str, Any]:
+    gpu_id, sep, count = text.rpartition(":")
+    if not sep:
+        gpu_id, count = text, ""
+    gpu_id = gpu_id.strip()
+    if not gpu_id:
+        raise ValueError(text)
+    spec: dict[str, Any] = {"id": gpu_id}
+    if count:
+        spec["count"] = _positive_int(count)
+    return spec
+
+
+def _cpu(text: str) -> dict[str, Any]:
+    flavor, sep, vcpus = text.rpartition(":")
+    if not sep or not flavor.strip():
+        raise ValueError(text)
+    return {"id": flavor.strip(), "vcpuCount": _positive_int(vcpus)}
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(text)
+    return key.strip(), value
+
+
+def _volume(text: str) -> dict[str, str]:
+    volume_id, sep, path = text.partition(":")
+    if not sep or not volume_id or not path.startswith("/"):
+        raise ValueError(text)
+    return {"volumeId": volume_id, "path": path}
+
+
+def _persistent(text: str) -> dict[str, Any]:
+    size, sep, path = text.partition(":")
+    if not sep or not path.startswith("/"):
+        raise ValueError(text)
+    return {"size": _positive_int(size), "path": path}
+
+
+def _comma_list(text: str) -> list[str]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise ValueError(text)
+    return items
+
+
+def _port_list(text: str) -> list[str]:
+    ports = _comma_list(text)
+    for port in ports:
+        number, sep, proto = port.partition("/")
+        if not sep or not number.isdigit() or proto not in ("http", "tcp"):
+            raise ValueError(text)
+    return ports
+
+
+def _cloud(text: str) -> str:
+    value = text.strip().upper()
+    if value not in ("SECURE", "COMMUNITY"):
+        raise ValueError(text)
+    return value
+
+
+def _identifier(text: str) -> str:
+    if not text.isidentifier() or keyword.iskeyword(text):
+        raise ValueError(text)
+    return text
+
+
+GPU = _value_type(_gpu, 'ID[:COUNT], e.g. "NVIDIA GeForce RTX 4090:2" (see %catalog gpus)')
+CPU = _value_type(_cpu, "FLAVOR:VCPUS, e.g. cpu3c:4")
+ENV = _value_type(_env_pair, "KEY=VALUE")
+VOLUME = _value_type(_volume, "VOLUME_ID:/mount/path")
+PERSISTENT = _value_type(_persistent, "SIZE_GB:/mount/path, e.g. 20:/workspace")
+PORTS = _value_type(_port_list, "a comma list of PORT/http or PORT/tcp, e.g. 8888/http,22/tcp")
+COMMA_LIST = _value_type(_comma_list, "a comma-separated list")
+CLOUD = _value_type(_cloud, "SECURE or COMMUNITY")
+POSITIVE_INT = _value_type(_positive_int, "a whole number >= 1")
+NAME = _value_type(_identifier, "a Python variable name")
