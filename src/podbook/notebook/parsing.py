@@ -11,7 +11,7 @@ import argparse
 import random
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
@@ -126,7 +126,6 @@ class Subcommand:
     parser: MagicArgumentParser
     build: Callable[[argparse.Namespace], Any]
     help: str = ""
-    aliases: tuple[str, ...] = field(default_factory=tuple)
 
 
 # ---------------------------------------------------------------------------- argument groups
