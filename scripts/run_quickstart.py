@@ -57,6 +57,8 @@ def stop_embedded_emulator(podbook_home: Path) -> None:
         pid = int(json.loads(info_file.read_text())["pid"])
     except (ValueError, KeyError, TypeError):
         return
+    if not _is_podbook_emulator(pid):
+        return
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -69,6 +71,18 @@ def stop_embedded_emulator(podbook_home: Path) -> None:
             return
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
+
+
+def _is_podbook_emulator(pid: int) -> bool:
+    """Whether ``pid`` still runs ``podbook emulator`` (guards against a reused pid)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True  # no procfs to ask: trust emulator.json
+    cmdline = proc / str(pid) / "cmdline"
+    if not cmdline.exists():
+        return False
+    words = cmdline.read_bytes().decode(errors="replace").split("\0")
+    return "podbook" in " ".join(words) and "emulator" in words
 
 
 def first_error(nb: nbformat.NotebookNode) -> str | None:
