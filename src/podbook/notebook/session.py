@@ -134,6 +134,8 @@ class NotebookSession:
         """The SSH commands as text and HTML."""
         from html import escape
 
+        from podbook.notebook.panels.snapshot import BOX_STYLE
+
         rows = [(k, c) for k, c in (("proxy", commands.proxy), ("direct", commands.direct)) if c]
         html = (
             "".join(
@@ -142,7 +144,9 @@ class NotebookSession:
             or f"<div>No SSH command for {escape(commands.pod_id)} yet.</div>"
         )
         html += "".join(f"<div><i>note: {escape(note)}</i></div>" for note in commands.notes)
-        return StaticView(str(commands), html)
+        return StaticView(
+            str(commands), f'<div class="podbook-ssh" style="{BOX_STYLE}">{html}</div>'
+        )
 
     @staticmethod
     def pod_static(pod: Any) -> StaticView:

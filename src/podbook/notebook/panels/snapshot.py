@@ -19,7 +19,7 @@ _STATUS_COLORS = {
     "ERROR": "#cf222e",
     "TERMINATED": "#6e7781",
 }
-_BOX = "font-family:system-ui,sans-serif;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;max-width:760px"
+BOX_STYLE = "font-family:system-ui,sans-serif;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;max-width:760px"
 _TABLE = "border-collapse:collapse;font-size:13px"
 _CELL = "padding:2px 8px;text-align:left;border-bottom:1px solid #eaeef2"
 
@@ -68,7 +68,7 @@ def pod_html(pod: dict[str, Any], error: str = "") -> str:
     """A static HTML card for one pod."""
     status = str(pod.get("status", "?"))
     ssh = "".join(
-        f'<div data-ssh="{kind}"><code>{escape(command)}</code></div>'
+        f'<div data-ssh="{kind}">{kind}: <code>{escape(command)}</code></div>'
         for kind, command in ssh_commands(pod).items()
     )
     links = http_links(pod)
@@ -93,7 +93,7 @@ def pod_html(pod: dict[str, Any], error: str = "") -> str:
         pairs.append(("env", env))
     return (
         f'<div class="podbook-pod" data-status="{escape(status)}" '
-        f'data-pod-id="{escape(str(pod.get("id", "")))}" style="{_BOX}">'
+        f'data-pod-id="{escape(str(pod.get("id", "")))}" style="{BOX_STYLE}">'
         f"<div><b>{escape(str(pod.get('name', '?')))}</b> "
         f"<code>{escape(str(pod.get('id', '?')))}</code> {_badge(status)}</div>"
         f'<table style="{_TABLE}">{_rows(pairs)}</table>{_error_html(error)}</div>'
@@ -137,7 +137,7 @@ def pod_list_html(pods: list[dict[str, Any]], error: str = "") -> str:
         for p in pods
     )
     return (
-        f'<div class="podbook-podlist" style="{_BOX}"><div><b>{len(pods)} pod(s)</b></div>'
+        f'<div class="podbook-podlist" style="{BOX_STYLE}"><div><b>{len(pods)} pod(s)</b></div>'
         f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         f"{_error_html(error)}</div>"
     )
@@ -205,7 +205,7 @@ def cluster_html(cluster: dict[str, Any], members: list[dict[str, Any]], error: 
     )
     return (
         f'<div class="podbook-cluster" data-cluster-id="{escape(str(cluster.get("id", "")))}" '
-        f'style="{_BOX}"><div><b>{escape(str(cluster.get("name", "?")))}</b> '
+        f'style="{BOX_STYLE}"><div><b>{escape(str(cluster.get("name", "?")))}</b> '
         f"<code>{escape(str(cluster.get('id', '?')))}</code> {escape(str(cluster.get('type', '')))}"
         f"</div><div>{escape(str(compute.get('podCount', '?')))} × "
         f"{escape(str(compute.get('gpuCountPerPod', '?')))} × "
@@ -233,7 +233,7 @@ def table_html(rows: list[dict[str, Any]], columns: list[str], title: str) -> st
         for r in rows
     )
     return (
-        f'<div class="podbook-catalog" style="{_BOX}"><div><b>{escape(title)}</b></div>'
+        f'<div class="podbook-catalog" style="{BOX_STYLE}"><div><b>{escape(title)}</b></div>'
         f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     )
 
