@@ -111,3 +111,23 @@ def test_pod_may_name_a_registry(http):
     ).json()
     pod = create(http, gpu_pod(registry=registry["id"]))
     assert pod["registry"] == registry["id"]
+
+
+def test_pod_cannot_name_an_unknown_or_other_accounts_registry(http, emulator):
+    mine = http.post("/v2/registries", json={"name": "mine", "username": "u", "password": "p"})
+    registry_id = mine.json()["id"]
+    with emulator.http(emulator.other_key) as other:
+        body = problem(other.post("/v2/pods", json=gpu_pod(registry=registry_id)), 404)
+        assert body["errors"][0].startswith("$.registry:")
+        assert body == problem(other.post("/v2/pods", json=gpu_pod(registry="reg_nope")), 404) | {
+            "detail": body["detail"],
+            "errors": body["errors"],
+        }
+        pod = create(other, gpu_pod())
+        problem(other.patch(f"/v2/pods/{pod['id']}", json={"registry": registry_id}), 404)
+        assert other.get(f"/v2/pods/{pod['id']}").json()["registry"] is None
+    pod = create(http, gpu_pod())
+    patched = http.patch(f"/v2/pods/{pod['id']}", json={"registry": registry_id})
+    assert patched.status_code == 200 and patched.json()["registry"] == registry_id
+    cleared = http.patch(f"/v2/pods/{pod['id']}", json={"registry": None})
+    assert cleared.status_code == 200 and cleared.json()["registry"] is None

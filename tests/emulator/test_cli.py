@@ -86,6 +86,43 @@ def test_generates_prints_once_then_reuses_the_key(tmp_path):
         stop(proc)
 
 
+FIND_WITH_CLIENT = (
+    "import json\n"
+    "from podbook import Client\n"
+    "with Client() as client:\n"
+    "    pod = client.pods.create(name='found', image='i', gpu={'id': 'NVIDIA GeForce RTX 4090'})\n"
+    "    print(json.dumps({'url': client.settings.rest_url, 'target': client.target,\n"
+    "                      'pods': [p.id for p in client.pods.list()], 'pod': pod.id}))\n"
+)
+
+
+def test_a_started_emulator_is_found_by_a_client_with_nothing_configured(tmp_path):
+    """``podbook emulator`` leaves its URL and key where the extension looks: no second one."""
+    home = tmp_path / "home"
+    proc, url = run_until_listening(
+        ["--port", "0", "--home", str(home)], tmp_path / "out.txt", tmp_path / "log.txt"
+    )
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))}
+        env |= {"HOME": str(tmp_path), "PODBOOK_HOME": str(home)}
+        result = subprocess.run(
+            [sys.executable, "-c", FIND_WITH_CLIENT],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=True,
+        )
+        found = json.loads(result.stdout)
+        assert found["url"] == url and "local emulator" in found["target"]
+        assert found["pods"] == [found["pod"]]
+        assert json.loads((home / "emulator.json").read_text())["pid"] == proc.pid
+        key = (home / "emulator.key").read_text().strip()
+        assert key not in result.stdout + result.stderr
+    finally:
+        stop(proc)
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -94,6 +94,10 @@ def test_rank_is_null_before_assignment(start_emulator):
         member = http.get(f"/v2/clusters/{created['id']}/pods").json()["pods"][0]
         assert member["cluster"]["rank"] is None
         assert "ip" not in member["cluster"]
+        # a role follows from the rank, so it is not shown before the rank either
+        slurm = make_cluster(http, "SLURM", count=2)
+        members = http.get(f"/v2/clusters/{slurm['id']}/pods").json()["pods"]
+        assert [m["cluster"] for m in members] == [{"id": slurm["id"], "rank": None}] * 2
     emu.stop()
 
 

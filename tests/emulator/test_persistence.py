@@ -68,3 +68,23 @@ def test_db_file_is_private_and_holds_no_clear_keys(start_emulator):
         dump = "\n".join(db.iterdump())
     for key in (emu.api_key, emu.readonly_key, emu.other_key):
         assert key not in dump
+
+
+def test_keys_and_templates_survive_a_restart_without_the_config_file(start_emulator):
+    """What the config file declared lives in the database: the file is not needed again."""
+    emu = start_emulator()
+    with emu.http() as http:
+        own = http.get("/v2/templates/tpl-own").json()
+    emu.config.write_text("", encoding="utf-8")  # the restart reads no accounts at all
+    emu.restart()
+    with emu.http(emu.readonly_key) as ro:
+        assert ro.get("/v2/pods").status_code == 200
+        assert ro.post("/v2/pods", json=gpu_pod()).status_code == 403
+    with emu.http(emu.other_key) as other:
+        assert other.get("/v2/pods").status_code == 200
+        assert other.get("/v2/templates/tpl-own").status_code == 404
+    with emu.http() as http:
+        assert http.get("/v2/templates/tpl-own").json() == own
+        pod = create(http, {"name": "from-template", "templateId": "tpl-own", "gpu": {"id": GPU}})
+        assert pod["image"] == own["image"]
+    emu.stop()

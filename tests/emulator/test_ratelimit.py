@@ -31,6 +31,16 @@ def test_headers_on_every_authenticated_response(emulator):
     assert "RateLimit" not in httpx.get(f"{emulator.url}/healthz").headers
 
 
+def test_headers_on_unknown_routes_and_methods_for_a_known_key(emulator):
+    with emulator.http(emulator.other_key) as http:
+        before = _state(http.get("/v2/pods")).get("hour").remaining
+        for response in (http.get("/v2/no-such-thing"), http.put("/v2/pods")):
+            assert response.status_code in (404, 405)
+            assert _state(response).get("hour").remaining == before  # shown, not counted
+    anonymous = httpx.get(f"{emulator.url}/v2/no-such-thing")
+    assert anonymous.status_code == 404 and "RateLimit" not in anonymous.headers
+
+
 def test_remaining_counts_down(emulator):
     with emulator.http(emulator.other_key) as http:
         first = _state(http.get("/v2/pods")).get("hour").remaining

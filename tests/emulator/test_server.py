@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 
 import httpx
 
@@ -65,7 +67,41 @@ def test_bad_json_is_a_clear_400(emulator):
             "/v2/pods", content=b"{not json", headers={"content-type": "application/json"}
         )
     assert response.status_code == 400
+    assert response.headers["content-type"] == PROBLEM
     assert "not valid JSON" in response.json()["detail"]
+    assert response.json()["errors"][0].startswith("$: request body is not valid JSON")
+    with emulator.http() as http:
+        empty = http.post("/v2/pods", content=b"", headers={"content-type": "application/json"})
+        flag = http.get("/v2/pods", params={"includeClusterPods": "maybe"})
+    assert empty.status_code == 400 and empty.json()["errors"] == [
+        "$: request body is empty; send a JSON object"
+    ]
+    assert flag.status_code == 400 and flag.json()["errors"] == [
+        "includeClusterPods: must be true or false"
+    ]
+
+
+def test_the_emulator_never_imports_the_client():
+    """The emulator depends on the wire contract only (``emulator → api``)."""
+    code = (
+        "import sys, pathlib, tempfile\n"
+        "import podbook.cli, podbook.emulator.server\n"
+        "from podbook.emulator.app import create_app\n"
+        "from podbook.emulator.settings import EmulatorSettings\n"
+        "from starlette.testclient import TestClient\n"
+        "db = pathlib.Path(tempfile.mkdtemp()) / 'e.db'\n"
+        "with TestClient(create_app(EmulatorSettings(db_path=db, api_key='k'))) as c:\n"
+        "    r = c.post('/v2/pods', headers={'Authorization': 'Bearer k'},\n"
+        "               json={'name': 'x', 'image': 'i', 'gpu': {'id': 'NVIDIA GeForce RTX 4090'}})\n"
+        "    assert r.status_code == 201, r.text\n"
+        "bad = [m for m in sys.modules if m.startswith(('podbook.client', 'podbook.notebook'))\n"
+        "       or m.split('.')[0] in ('IPython', 'ipywidgets', 'anywidget')]\n"
+        "print(sorted(bad))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
 
 
 def test_no_key_in_log_or_stdout(emulator):

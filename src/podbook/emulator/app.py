@@ -22,6 +22,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
 import podbook
+from podbook.emulator.auth import authenticate
 from podbook.emulator.context import Emulator
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.pods import PodViews
@@ -66,8 +67,28 @@ async def healthz(request: Request) -> Response:
     return json_response({"ok": True, "version": podbook.__version__})
 
 
+def _quota_headers(request: Request) -> dict[str, str]:
+    """The ``RateLimit`` headers of an authenticated caller (not counted), else nothing.
+
+    Unknown routes and methods are answered before any handler runs; an authenticated
+    caller still gets its quota headers, as on every other authenticated response.
+    """
+    emulator: Emulator = request.app.state.emulator
+    try:
+        caller = authenticate(emulator.store, request.headers.get("authorization"))
+    except Problem:
+        return {}
+    return emulator.limiter.peek(caller.account_id)
+
+
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    response = _route_problem(request, exc)
+    response.headers.update(_quota_headers(request))
+    return response
+
+
+def _route_problem(request: Request, exc: HTTPException) -> Response:
     status = exc.status_code
     if status == 404:
         detail = f"no route {request.url.path}; check the URL and the API base"

@@ -2,8 +2,8 @@
 
 Members are ordinary pod records with a ``cluster`` block: rank 0 is the primary (the
 controller for SLURM, the head for RAY); roles are SLURM_CONTROLLER/SLURM_COMPUTE and
-RAY_HEAD/RAY_WORKER, none for APPLICATION and TRAINING. Ranks and overlay IPs are assigned
-halfway through provisioning (``rank`` null and ``ip`` omitted before), together with the
+RAY_HEAD/RAY_WORKER, none for APPLICATION and TRAINING. Ranks, roles and overlay IPs are
+assigned halfway through provisioning (``rank`` null, ``role`` and ``ip`` omitted before), together with the
 cluster's overlay ``network``. The cluster shows ``dataCenterId`` and ``primary`` from
 creation (members are placed at once); ``primary.sshEndpoint`` (``host:port``) only while the
 primary is RUNNING with ``22/tcp`` mapped.

@@ -75,19 +75,23 @@ class ApiRequest:
             return True
         if value in ("false", "0", "no"):
             return False
-        raise Problem(400, f"query parameter {name}={raw!r} is invalid; use true or false")
+        raise Problem(
+            400,
+            f"query parameter {name}={raw!r} is invalid; use true or false",
+            errors=[f"{name}: must be true or false"],
+        )
 
     async def json(self) -> Any:
         """The request body as JSON, or a 400 :class:`Problem` naming the parse error."""
         raw = await self.request.body()
         if not raw.strip():
-            raise Problem(400, "request body is empty; send a JSON object")
+            message = "request body is empty; send a JSON object"
+            raise Problem(400, message, errors=[f"$: {message}"])
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise Problem(
-                400, f"request body is not valid JSON ({exc}); send a JSON object"
-            ) from None
+            message = f"request body is not valid JSON ({exc}); send a JSON object"
+            raise Problem(400, message, errors=[f"$: {message}"]) from None
 
 
 Handler = Callable[[ApiRequest], Awaitable[Response]]

@@ -271,13 +271,17 @@ def _static_view(
 
 
 def cluster_membership_view(cluster: dict[str, Any], record: Record, now: float) -> dict[str, Any]:
-    """A member's ``cluster`` block: rank, role and overlay IP appear once assigned."""
-    assigned = now >= cluster["assignAt"]
-    view: dict[str, Any] = {"id": cluster["id"], "rank": cluster["rank"] if assigned else None}
+    """A member's ``cluster`` block: rank, role and overlay IP appear once assigned.
+
+    The role follows from the rank (rank 0 is the controller or head), so like the rank it
+    is not shown before the assignment.
+    """
+    if now < cluster["assignAt"]:
+        return {"id": cluster["id"], "rank": None}
+    view: dict[str, Any] = {"id": cluster["id"], "rank": cluster["rank"]}
     if cluster.get("role"):
         view["role"] = cluster["role"]
-    if assigned:
-        view["ip"] = cluster["ip"]
+    view["ip"] = cluster["ip"]
     return view
 
 

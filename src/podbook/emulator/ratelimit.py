@@ -60,21 +60,21 @@ class RateLimiter:
                 window.used = 0
         return state.windows
 
-    def hit(self, account_id: str) -> dict[str, str]:
+    def peek(self, account_id: str) -> dict[str, str]:
+        """The headers for ``account_id`` without counting a request (never raises)."""
+        return self.hit(account_id, count=False)
+
+    def hit(self, account_id: str, *, count: bool = True) -> dict[str, str]:
         """Count one request; return the headers, or raise a 429 :class:`Problem`."""
         now = self._clock()
         windows = self._windows(account_id, now)
+        if not count:
+            return self._headers(windows, now)
         exhausted = [w for w in windows if w.used >= w.quota]
         if not exhausted:
             for window in windows:
                 window.used += 1
-        headers = {
-            "RateLimit": ", ".join(
-                f'"{w.name}";r={max(0, w.quota - w.used)};t={self._reset_in(w, now)}'
-                for w in windows
-            ),
-            "RateLimit-Policy": self.policy_header,
-        }
+        headers = self._headers(windows, now)
         if exhausted:
             window = max(exhausted, key=lambda w: self._reset_in(w, now))
             retry_after = self._reset_in(window, now)
@@ -85,6 +85,15 @@ class RateLimiter:
                 headers={**headers, "Retry-After": str(retry_after)},
             )
         return headers
+
+    def _headers(self, windows: list[_Window], now: float) -> dict[str, str]:
+        return {
+            "RateLimit": ", ".join(
+                f'"{w.name}";r={max(0, w.quota - w.used)};t={self._reset_in(w, now)}'
+                for w in windows
+            ),
+            "RateLimit-Policy": self.policy_header,
+        }
 
     @staticmethod
     def _reset_in(window: _Window, now: float) -> int:

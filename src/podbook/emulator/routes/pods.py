@@ -63,6 +63,20 @@ def resolve_create_spec(req: ApiRequest, body: Any) -> dict[str, Any]:
     return spec
 
 
+def check_registry(req: ApiRequest, registry_id: str | None) -> None:
+    """404 unless ``registry_id`` (when set) is one of the caller's registry credentials.
+
+    Another account's credential gets the same answer as an unknown one.
+    """
+    if registry_id is not None and req.store.registries.get(req.account_id, registry_id) is None:
+        raise Problem(
+            404,
+            f"registry credential {registry_id!r} not found; name one of your credentials "
+            "(GET /v2/registries) or omit registry for a public image",
+            errors=[f"$.registry: registry credential {registry_id!r} not found"],
+        )
+
+
 def _pod_or_404(req: ApiRequest) -> dict[str, Any]:
     pod_id = req.param("id")
     record = req.store.pods.get(req.account_id, pod_id)
@@ -74,6 +88,7 @@ def _pod_or_404(req: ApiRequest) -> dict[str, Any]:
 async def create_pod(req: ApiRequest) -> Response:
     """``POST /v2/pods`` → 201 with a PROVISIONING pod."""
     spec = resolve_create_spec(req, await req.json())
+    check_registry(req, spec.get("registry"))
     placement = place(spec)
     account = req.store.ensure_account(req.account_id)
     now = req.emulator.clock()
@@ -129,6 +144,8 @@ async def update_pod(req: ApiRequest) -> Response:
             if name not in patch and template.get(name) is not None:
                 patch[name] = template[name]
         patch["env"] = {**(template.get("env") or {}), **(patch.get("env") or {})}
+    if "registry" in patch:
+        check_registry(req, patch["registry"])
     updated = dict(record)
     for name in ("name", "image", "args", "disk", "env", "registry", "locked"):
         if name in patch:
