@@ -1,0 +1,706 @@
+// podbook job panel: the anywidget view of one serverless job (JobPanel, see
+// docs/architecture.md, "Serverless jobs").
+//
+// Traits: `job` (id, endpointId, status, delayTime, executionTime, error), `status`, `tail`
+// (the last ≤ 200 chunks as `{i, output}`), `chunks`, `rate` (tokensPerSecond,
+// chunksPerSecond, metrics), `error`, `busy`, `connection`. The stream itself arrives as
+// custom messages `{type: "chunks", start, items}`; on render the view draws `tail`, then
+// sends `{type: "ready", have}` (the index after the last chunk it holds) so the kernel
+// sends what it missed. Buttons send `{type: "action", action: "cancel" | "retry"}`.
+//
+// The stream is never re-rendered: each chunk becomes one text node (text chunks, appended
+// to a `<pre>`) or one collapsible JSON block, appended in index order; duplicates are
+// dropped by index; batches that arrive ahead of a gap wait briefly for it to be filled.
+// Only the last STREAM_DOM_CAP chunks stay in the DOM, under a "… N earlier chunks hidden"
+// line.
+
+// <podbook-common>
+// Shared helpers of podbook's views: the single source of truth.
+//
+// anywidget loads each view's ESM from a blob URL, so a view cannot import a sibling
+// module. Each view therefore carries a copy of the block below between the
+// `<podbook-common>` markers; `npm run sync` (in js/) rewrites those copies from this file
+// and a vitest test fails when one has drifted. Edit here, never in a view's copy.
+
+/** The value the notebook side puts in place of a secret-looking env value. */
+export const MASK = "••••••";
+
+/** Lifecycle statuses whose badge pulses: the pod is on its way to RUNNING. */
+export const PENDING_STATUSES = ["PROVISIONING", "STARTING"];
+
+/**
+ * Builds an element. `attrs` keys: `class`, `text`, `title`, `on<event>` handlers,
+ * `data-*`/`aria-*`/other attributes (null or false values are left out).
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = String(value);
+    else if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A status badge; its colour and animation come from `data-status` in podbook.css. */
+export function statusBadge(status) {
+  const text = status || "UNKNOWN";
+  return h("span", {
+    class: "podbook-badge",
+    "data-status": text,
+    "data-pending": PENDING_STATUSES.includes(text) ? "true" : null,
+    text,
+  });
+}
+
+/** `2 × NVIDIA GeForce RTX 4090` for a GPU pod, `cpu5c · 4 vCPU · 16 GB` for a CPU pod. */
+export function formatShape(pod) {
+  if (pod && pod.gpu && pod.gpu.id) return `${pod.gpu.count ?? 1} × ${pod.gpu.id}`;
+  if (pod && pod.cpu && pod.cpu.id) {
+    const parts = [pod.cpu.id];
+    if (pod.cpu.vcpuCount !== undefined) parts.push(`${pod.cpu.vcpuCount} vCPU`);
+    if (pod.cpu.memory !== undefined) parts.push(`${pod.cpu.memory} GB`);
+    return parts.join(" · ");
+  }
+  return "—";
+}
+
+/** `$0.69/h`; three decimals for tiny non-zero rates so they do not read as free. */
+export function formatCost(cost) {
+  if (typeof cost !== "number" || Number.isNaN(cost)) return "—";
+  const digits = cost > 0 && cost < 0.1 ? 3 : 2;
+  return `$${cost.toFixed(digits)}/h`;
+}
+
+/** `42s`, `5m 07s`, `2h 03m`, `3d 4h`. */
+export function formatUptime(seconds) {
+  if (typeof seconds !== "number" || seconds < 0) return "—";
+  const s = Math.floor(seconds);
+  const pad = (n) => String(n).padStart(2, "0");
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+/** True for env keys the notebook masks: JUPYTER_PASSWORD, PUBLIC_KEY, *KEY*, *TOKEN*, ... */
+export function isSecretKey(key) {
+  return /KEY|TOKEN|SECRET|PASSWORD/i.test(String(key));
+}
+
+/** The env value to show: masked again here so a view never shows a secret-looking value. */
+export function displayEnvValue(key, value) {
+  return isSecretKey(key) ? MASK : String(value ?? "");
+}
+
+/** The panel's notes: the error line (`.podbook-error`) and the reconnecting note. */
+export function notices(model) {
+  const nodes = [];
+  if (model.get("connection") === "reconnecting") {
+    nodes.push(h("div", { class: "podbook-reconnecting", role: "status", text: "reconnecting…" }));
+  }
+  const error = model.get("error");
+  if (error) nodes.push(h("div", { class: "podbook-error", role: "alert", text: error }));
+  return nodes;
+}
+
+/**
+ * Copies `text` to the clipboard: the async Clipboard API where the page allows it, else a
+ * selected off-screen textarea and `document.execCommand("copy")`. Resolves to true on success.
+ */
+export async function copyText(text) {
+  try {
+    if (globalThis.navigator && navigator.clipboard && navigator.clipboard.writeText) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // Denied (no user gesture, insecure context): try the textarea fallback below.
+  }
+  const area = h("textarea", {
+    readonly: true,
+    "aria-hidden": "true",
+    class: "podbook-offscreen",
+    style: "position: fixed; top: -1000px; left: -1000px; opacity: 0",
+  });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = typeof document.execCommand === "function" && document.execCommand("copy") === true;
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  return copied;
+}
+
+/**
+ * A copy button for `text`. `feedback` remembers which button last copied, so its "Copied"
+ * label survives the re-render that the next trait change causes. When no way of copying
+ * works, the label says "Press Ctrl+C" and the sibling `code` is selected for the user.
+ */
+export function copyButton(key, text, feedback, rerender) {
+  const button = h("button", {
+    class: "podbook-copy",
+    type: "button",
+    title: "Copy to clipboard",
+    "data-copy": key,
+    text: feedback.key === key ? feedback.label : "Copy",
+  });
+  button.addEventListener("click", async () => {
+    const copied = await copyText(text);
+    if (!copied) selectCode(button);
+    clearTimeout(feedback.timer);
+    feedback.key = key;
+    feedback.label = copied ? "Copied" : "Press Ctrl+C";
+    if (button.isConnected) button.textContent = feedback.label;
+    else rerender();
+    feedback.timer = setTimeout(() => {
+      feedback.key = null;
+      if (button.isConnected) button.textContent = "Copy";
+      else rerender();
+    }, 1500);
+  });
+  return button;
+}
+
+function selectCode(button) {
+  const code = button.parentElement && button.parentElement.querySelector("code");
+  const selection = globalThis.getSelection && getSelection();
+  if (code && selection) selection.selectAllChildren(code);
+}
+
+/** Subscribes `handler` to each `change:<trait>`; returns the function that unsubscribes. */
+export function onTraits(model, traits, handler) {
+  for (const trait of traits) model.on(`change:${trait}`, handler);
+  return () => {
+    for (const trait of traits) model.off(`change:${trait}`, handler);
+  };
+}
+
+/** A `<dt>`/`<dd>` pair for a facts list, or null when there is no value to show. */
+export function fact(label, value, attrs = {}) {
+  if (value === null || value === undefined || value === "") return null;
+  return [h("dt", { text: label }), h("dd", attrs, value)];
+}
+
+/**
+ * Makes `parent`'s children equal to `nodes`, keeping every existing child that is already
+ * equal (`isEqualNode`). A refresh that only moves the utilization bars then leaves the
+ * buttons, links and commands in place, so a click, a hover or a text selection in progress
+ * is not lost to a re-render.
+ */
+export function patchChildren(parent, nodes) {
+  nodes.forEach((node, i) => {
+    const current = parent.children[i];
+    if (!current) parent.append(node);
+    else if (!current.isEqualNode(node)) current.replaceWith(node);
+  });
+  while (parent.children.length > nodes.length) parent.lastElementChild.remove();
+}
+// </podbook-common>
+
+/** How many chunks stay in the DOM; older ones are removed and counted in a "hidden" line. */
+export const STREAM_DOM_CAP = 5000;
+
+/** How long a batch that arrived ahead of a gap waits for the missing chunks (ms). */
+export const GAP_WAIT_MS = 400;
+
+/** Job statuses: the ones that allow Cancel, and the ones that allow Retry. */
+export const CANCELLABLE = ["IN_QUEUE", "IN_PROGRESS"];
+export const RETRYABLE = ["FAILED", "TIMED_OUT"];
+
+/** The seed's stream metrics, in display order, with their labels. */
+const SEED_METRICS = [
+  ["avg_gen_throughput", "gen tok/s"],
+  ["avg_prompt_throughput", "prompt tok/s"],
+  ["input_tokens", "input tokens"],
+  ["output_tokens", "output tokens"],
+  ["gpu_kv_cache_usage", "GPU KV cache"],
+  ["cpu_kv_cache_usage", "CPU KV cache"],
+  ["running", "running"],
+  ["pending", "pending"],
+  ["swapped", "swapped"],
+  ["stream_index", "stream index"],
+  ["scenario", "scenario"],
+];
+
+const ACTIONS = {
+  cancel: ["Cancel", "Cancelling…"],
+  retry: ["Retry", "Retrying…"],
+};
+
+/**
+ * The text of a text chunk, or null for any other chunk: a string, or an object whose `text`
+ * is a string or a list of strings (the seed's sample shape), joined as they come.
+ */
+export function chunkText(output) {
+  if (typeof output === "string") return output;
+  if (output && typeof output === "object" && !Array.isArray(output)) {
+    const { text } = output;
+    if (typeof text === "string") return text;
+    if (Array.isArray(text) && text.every((t) => typeof t === "string")) return text.join("");
+  }
+  return null;
+}
+
+/** `340 ms`, `1.25 s`, `2m 05s` for a duration in milliseconds; `—` when unknown. */
+export function formatDuration(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(2)} s`;
+  return formatUptime(ms / 1000);
+}
+
+/** A metric value for display: integers as they are, other numbers with two decimals. */
+export function formatMetric(value) {
+  if (typeof value !== "number") return String(value ?? "—");
+  if (!Number.isFinite(value)) return "—";
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+function jsonPreview(output) {
+  let text;
+  try {
+    text = JSON.stringify(output);
+  } catch {
+    text = String(output);
+  }
+  if (text === undefined) text = String(output);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+/** One non-text chunk: a `<details>` whose pretty JSON is built the first time it opens. */
+function jsonChunk(output, index) {
+  const pre = h("pre", { class: "podbook-json-body" });
+  const details = h(
+    "details",
+    { class: "podbook-json", "data-index": index },
+    h("summary", {}, h("code", { text: jsonPreview(output) })),
+    pre,
+  );
+  details.addEventListener("toggle", () => {
+    if (details.open && !pre.firstChild) pre.textContent = JSON.stringify(output, null, 2);
+  });
+  return details;
+}
+
+/**
+ * The stream area: appends chunks in index order, drops duplicates, holds batches that
+ * arrive ahead of a gap for GAP_WAIT_MS, caps the DOM and follows the end unless the user
+ * scrolled up. `onChange` runs after every change of the count of chunks held.
+ */
+class StreamArea {
+  constructor(onChange) {
+    this.onChange = onChange;
+    this.next = 0; // index after the last chunk held: everything below is in or was in the DOM
+    this.pending = new Map(); // start index -> outputs, for batches ahead of a gap
+    this.entries = []; // {index, node} per chunk in the DOM (gap markers: index -1), oldest first
+    this.head = 0; // first live entry in `entries`
+    this.inDom = 0; // chunks currently in the DOM
+    this.firstIndex = null; // index of the oldest chunk still in the DOM
+    this.gapTimer = null;
+    this.stick = true;
+    this.autoTop = 0;
+
+    this.hiddenLine = h("div", { class: "podbook-hidden", hidden: true });
+    this.body = h("div", { class: "podbook-stream-body" });
+    this.el = h(
+      "div",
+      { class: "podbook-stream", tabindex: "0", "aria-label": "job output stream", "aria-live": "off" },
+      this.hiddenLine,
+      this.body,
+    );
+    this.followButton = h("button", {
+      type: "button",
+      class: "podbook-follow",
+      hidden: true,
+      text: "↓ Follow output",
+      onclick: () => {
+        this.stick = true;
+        this.scrollToEnd();
+        this.followButton.hidden = true;
+      },
+    });
+    this.el.addEventListener("scroll", () => this.onScroll());
+  }
+
+  /** True when the user is at (or within a few pixels of) the end of the stream. */
+  atEnd() {
+    return this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight <= 4;
+  }
+
+  onScroll() {
+    // Our own scrolls land at `autoTop`; only a move above it is the user scrolling up.
+    if (this.atEnd()) this.stick = true;
+    else if (this.el.scrollTop < this.autoTop - 4) this.stick = false;
+    this.followButton.hidden = this.stick;
+  }
+
+  scrollToEnd() {
+    this.el.scrollTop = this.el.scrollHeight;
+    this.autoTop = this.el.scrollTop;
+  }
+
+  /** Takes a batch of consecutive outputs starting at index `start`. */
+  ingest(start, items) {
+    if (!Array.isArray(items) || !items.length) return;
+    const first = Number.isInteger(start) && start >= 0 ? start : this.next;
+    const end = first + items.length;
+    if (end <= this.next) return; // all duplicates
+    if (first > this.next) {
+      const held = this.pending.get(first);
+      if (!held || held.length < items.length) this.pending.set(first, items);
+      this.armGapTimer();
+      return;
+    }
+    this.append(this.next, items.slice(this.next - first));
+    this.drainPending();
+  }
+
+  /** Takes the `tail` trait: `[{i, output}]`; chunks before its first are gone for good. */
+  ingestTail(tail) {
+    const entries = (Array.isArray(tail) ? tail : [])
+      .filter((c) => c && Number.isInteger(c.i))
+      .sort((a, b) => a.i - b.i);
+    if (!entries.length) return;
+    let runStart = entries[0].i;
+    let run = [];
+    for (const entry of entries) {
+      if (entry.i !== runStart + run.length) {
+        this.ingest(runStart, run);
+        runStart = entry.i;
+        run = [];
+      }
+      run.push(entry.output);
+    }
+    this.ingest(runStart, run);
+    if (this.next < entries[0].i) this.skipTo(Math.min(...this.pending.keys()));
+  }
+
+  armGapTimer() {
+    if (this.gapTimer !== null) return;
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = null;
+      if (this.pending.size) this.skipTo(Math.min(...this.pending.keys()));
+    }, GAP_WAIT_MS);
+  }
+
+  /** Gives up on the chunks before `index` (never to come) and goes on from there. */
+  skipTo(index) {
+    if (!(index > this.next)) return;
+    const missed = index - this.next;
+    if (this.inDom > 0) {
+      const marker = h("div", {
+        class: "podbook-gap",
+        text: `… ${missed} chunk${missed === 1 ? "" : "s"} missed`,
+      });
+      this.body.append(marker);
+      this.entries.push({ index: -1, node: marker });
+    }
+    this.next = index;
+    this.drainPending();
+    this.updateHiddenLine();
+  }
+
+  drainPending() {
+    for (;;) {
+      let progressed = false;
+      for (const [start, items] of this.pending) {
+        if (start > this.next) continue;
+        this.pending.delete(start);
+        if (start + items.length > this.next) {
+          this.append(this.next, items.slice(this.next - start));
+        }
+        progressed = true;
+      }
+      if (!progressed) break;
+    }
+    if (!this.pending.size && this.gapTimer !== null) {
+      clearTimeout(this.gapTimer);
+      this.gapTimer = null;
+    }
+  }
+
+  /** Appends outputs `start, start+1, ...` (start === this.next) with one DOM insertion per run. */
+  append(start, outputs) {
+    if (!outputs.length) return;
+    let fragment = document.createDocumentFragment();
+    let pre = this.openPre();
+    let textRun = null; // fragment of text nodes bound for `pre`
+    const flushText = () => {
+      if (!textRun) return;
+      if (!pre) {
+        pre = h("pre", { class: "podbook-text" });
+        fragment.append(pre);
+      }
+      pre.append(textRun);
+      textRun = null;
+    };
+    outputs.forEach((output, k) => {
+      const index = start + k;
+      const text = chunkText(output);
+      if (text !== null) {
+        const node = document.createTextNode(text);
+        textRun = textRun || document.createDocumentFragment();
+        textRun.append(node);
+        this.entries.push({ index, node });
+      } else {
+        flushText();
+        pre = null;
+        const node = jsonChunk(output, index);
+        fragment.append(node);
+        this.entries.push({ index, node });
+      }
+    });
+    flushText();
+    this.body.append(fragment);
+    if (this.firstIndex === null) this.firstIndex = start;
+    this.inDom += outputs.length;
+    this.next = start + outputs.length;
+    this.trim();
+    this.updateHiddenLine();
+    if (this.stick) this.scrollToEnd();
+    this.onChange();
+  }
+
+  /** The `<pre>` that text chunks go on into: the last block when it is one. */
+  openPre() {
+    const last = this.body.lastElementChild;
+    return last && last.tagName === "PRE" && last.classList.contains("podbook-text") ? last : null;
+  }
+
+  /** Removes the oldest chunks beyond STREAM_DOM_CAP (and gap markers before them). */
+  trim() {
+    while (this.inDom > STREAM_DOM_CAP || (this.head < this.entries.length && this.entries[this.head].index === -1)) {
+      const { index, node } = this.entries[this.head];
+      this.head += 1;
+      const parent = node.parentNode;
+      node.remove();
+      if (parent && parent !== this.body && !parent.firstChild) parent.remove();
+      if (index !== -1) this.inDom -= 1;
+    }
+    if (this.head > 1024 && this.head * 2 > this.entries.length) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
+    }
+    const first = this.entries[this.head];
+    this.firstIndex = first ? first.index : this.next;
+  }
+
+  /** Chunks before the oldest one in the DOM: trimmed, or gone before this view rendered. */
+  hiddenCount() {
+    return this.inDom ? this.firstIndex : this.next;
+  }
+
+  updateHiddenLine() {
+    const hidden = this.hiddenCount();
+    this.hiddenLine.hidden = hidden === 0;
+    this.hiddenLine.textContent = hidden
+      ? `… ${hidden} earlier chunk${hidden === 1 ? "" : "s"} hidden`
+      : "";
+  }
+
+  dispose() {
+    clearTimeout(this.gapTimer);
+    this.gapTimer = null;
+  }
+}
+
+function header(job, status) {
+  return h(
+    "div",
+    { class: "podbook-header" },
+    statusBadge(status),
+    h("span", { class: "podbook-name", text: "Job" }),
+    h("code", { class: "podbook-id", "data-field": "id", text: job.id || "" }),
+    job.endpointId
+      ? h("span", { class: "podbook-endpoint", "data-field": "endpointId", title: "endpoint" }, "on ", h("code", { text: job.endpointId }))
+      : null,
+  );
+}
+
+function timings(job) {
+  return h(
+    "dl",
+    { class: "podbook-facts podbook-timings" },
+    fact("Delay", formatDuration(job.delayTime), { "data-field": "delayTime", title: "time in the queue" }),
+    fact("Execution", formatDuration(job.executionTime), { "data-field": "executionTime", title: "time on a worker" }),
+  );
+}
+
+/** The seed metrics: `rate.metrics`, or (also accepted) seed fields placed in `rate` itself. */
+function seedMetrics(rate) {
+  const nested = rate.metrics && typeof rate.metrics === "object" ? rate.metrics : {};
+  const flat = Object.fromEntries(
+    Object.entries(rate).filter(([k]) => !["metrics", "tokensPerSecond", "chunksPerSecond"].includes(k)),
+  );
+  return { ...flat, ...nested };
+}
+
+function metricItem(key, label, value) {
+  return h(
+    "span",
+    { class: "podbook-metric", "data-metric": key },
+    h("span", { class: "podbook-metric-value", text: value }),
+    h("span", { class: "podbook-metric-label", text: label }),
+  );
+}
+
+function metricsSection(rate) {
+  const items = [];
+  if (typeof rate.tokensPerSecond === "number") {
+    items.push(metricItem("tokensPerSecond", "tok/s", rate.tokensPerSecond.toFixed(1)));
+  }
+  if (typeof rate.chunksPerSecond === "number") {
+    items.push(metricItem("chunksPerSecond", "chunks/s", rate.chunksPerSecond.toFixed(1)));
+  }
+  const metrics = seedMetrics(rate);
+  const known = new Set(SEED_METRICS.map(([k]) => k));
+  for (const [key, label] of SEED_METRICS) {
+    if (metrics[key] !== undefined && metrics[key] !== null) {
+      items.push(metricItem(key, label, formatMetric(metrics[key])));
+    }
+  }
+  for (const [key, value] of Object.entries(metrics)) {
+    if (!known.has(key) && (typeof value === "number" || typeof value === "string")) {
+      items.push(metricItem(key, key, formatMetric(value)));
+    }
+  }
+  return items.length ? h("div", { class: "podbook-section podbook-metrics" }, items) : null;
+}
+
+/** The handler's error: `{type, message, traceback}` (or a plain string), traceback folded. */
+function jobError(error) {
+  if (!error) return null;
+  const e = typeof error === "object" ? error : { message: String(error) };
+  const line = [e.type, e.message].filter(Boolean).join(": ") || "The job failed.";
+  return h(
+    "div",
+    { class: "podbook-error podbook-job-error", role: "alert", "data-error": "job" },
+    h("div", { class: "podbook-error-line", text: line }),
+    e.traceback
+      ? h(
+          "details",
+          { class: "podbook-traceback" },
+          h("summary", { text: "Traceback" }),
+          h("pre", { text: String(e.traceback) }),
+        )
+      : null,
+  );
+}
+
+/** The job's final `output` when the panel provides one and nothing was streamed. */
+function finalOutput(job, streamed) {
+  if (streamed || job.output === undefined || job.output === null) return null;
+  const text = chunkText(job.output);
+  return h(
+    "div",
+    { class: "podbook-section podbook-output" },
+    h("span", { class: "podbook-label", text: "Output" }),
+    text !== null
+      ? h("pre", { class: "podbook-text", text })
+      : h("pre", { class: "podbook-json-body", text: JSON.stringify(job.output, null, 2) }),
+  );
+}
+
+function actionsSection(model, status) {
+  const busy = model.get("busy") || "";
+  const names = [];
+  if (CANCELLABLE.includes(status)) names.push("cancel");
+  if (RETRYABLE.includes(status)) names.push("retry");
+  if (!names.length) return null;
+  return h(
+    "div",
+    { class: "podbook-actions" },
+    names.map((action) => {
+      const [label, busyLabel] = ACTIONS[action];
+      const inFlight = busy === action;
+      return h(
+        "button",
+        {
+          type: "button",
+          class: `podbook-action${action === "cancel" ? " podbook-danger" : ""}`,
+          "data-action": action,
+          disabled: Boolean(busy),
+          "aria-busy": inFlight ? "true" : null,
+          onclick: () => {
+            if (!model.get("busy")) model.send({ type: "action", action });
+          },
+        },
+        inFlight ? h("span", { class: "podbook-spinner", "aria-hidden": "true" }) : null,
+        inFlight ? busyLabel : label,
+      );
+    }),
+  );
+}
+
+/** Renders the job panel into `el`; returns the cleanup that anywidget calls on dispose. */
+function render({ model, el }) {
+  const root = h("div", { class: "podbook podbook-job" });
+  const top = h("div", { class: "podbook-job-top" });
+  const bottom = h("div", { class: "podbook-job-bottom" });
+  const waiting = h("div", { class: "podbook-empty podbook-waiting", text: "Waiting for output…" });
+  const stream = new StreamArea(() => {
+    root.setAttribute("data-chunks", String(stream.next));
+    showStream();
+  });
+  const streamWrap = h("div", { class: "podbook-section podbook-stream-wrap" }, stream.el, stream.followButton);
+  root.append(top, waiting, streamWrap, bottom);
+  el.append(root);
+
+  const status = () => model.get("status") || (model.get("job") || {}).status || "";
+
+  function showStream() {
+    const any = stream.next > 0;
+    streamWrap.hidden = !any;
+    waiting.hidden = any || !CANCELLABLE.includes(status());
+  }
+
+  function rerender() {
+    const job = model.get("job") || {};
+    const current = status();
+    root.setAttribute("data-status", current);
+    root.setAttribute("data-job-id", job.id || "");
+    root.setAttribute("data-chunks", String(stream.next));
+    root.setAttribute("aria-busy", model.get("busy") ? "true" : "false");
+    patchChildren(
+      top,
+      [header(job, current), ...notices(model), timings(job), metricsSection(model.get("rate") || {}), jobError(job.error)].filter(Boolean),
+    );
+    patchChildren(bottom, [finalOutput(job, stream.next > 0), actionsSection(model, current)].filter(Boolean));
+    showStream();
+  }
+
+  function onMessage(message) {
+    if (message && message.type === "chunks") stream.ingest(message.start, message.items);
+  }
+
+  const onTail = () => stream.ingestTail(model.get("tail"));
+  const unsubscribe = onTraits(model, ["job", "status", "rate", "error", "busy", "connection"], rerender);
+  const unsubscribeTail = onTraits(model, ["tail"], onTail);
+  model.on("msg:custom", onMessage);
+
+  rerender();
+  stream.ingestTail(model.get("tail"));
+  model.send({ type: "ready", have: stream.next });
+
+  return () => {
+    unsubscribe();
+    unsubscribeTail();
+    model.off("msg:custom", onMessage);
+    stream.dispose();
+    root.remove();
+  };
+}
+
+export default { render };
