@@ -100,6 +100,35 @@ describe("cluster panel", () => {
     ]);
   });
 
+  it("says why a RUNNING primary has no SSH endpoint", () => {
+    render({ cluster: cluster({ primary: { podId: "pod_node0", status: "RUNNING" } }) });
+    expect(field("primary").textContent).toContain("expose 22/tcp");
+    expect(field("primary").textContent).not.toContain("not reachable yet");
+  });
+
+  it("counts member statuses from the members themselves, not a stale summary", () => {
+    render({
+      cluster: cluster({ pods: { total: 2, byStatus: { RUNNING: 2 } } }),
+      members: [member(0, "RAY_HEAD", "EXITED", "10.65.0.2"), member(1, "RAY_WORKER", "RUNNING")],
+    });
+    expect(field("pods").textContent).toBe("1 EXITED · 1 RUNNING");
+  });
+
+  it("shows a deleted cluster: members terminated, no primary, no stale RUNNING", () => {
+    const { model } = render({
+      members: [member(0, "SLURM_CONTROLLER", "RUNNING", "10.65.0.2")],
+    });
+    const { primary, pods, ...rest } = cluster();
+    model.set("members", [member(0, "SLURM_CONTROLLER", "TERMINATED", "10.65.0.2")]);
+    model.set("cluster", rest);
+    model.set("error", "the cluster was deleted; its member pods are terminated.");
+    expect(root().textContent).not.toContain("RUNNING");
+    expect(field("pods").textContent).toBe("1 TERMINATED");
+    expect(field("primary").textContent).toContain("terminated");
+    expect(memberRows()[0].dataset.rank).toBe("0");
+    expect(memberRows()[0].querySelector("td").textContent).toBe("0");
+  });
+
   it("follows change:members and change:cluster", () => {
     const { model } = render({ members: [member(0, "RAY_HEAD", "STARTING", "10.65.0.2")] });
     model.set("members", [member(0, "RAY_HEAD", "RUNNING", "10.65.0.2")]);

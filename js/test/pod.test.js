@@ -162,6 +162,14 @@ describe("pod panel: SSH", () => {
     expect(root().querySelector('[data-ssh="direct"]')).toBeNull();
   });
 
+  it("shows no SSH command once the pod is TERMINATED, even if the last state had one", () => {
+    const { model } = render(gpuPod());
+    expect(root().querySelector('[data-ssh="direct"]')).not.toBeNull();
+    model.set("pod", gpuPod({ status: "TERMINATED", actions: [], cost: 0 }));
+    expect(root().querySelector("[data-ssh]")).toBeNull();
+    expect(root().textContent).not.toContain("ssh root@45.23.12.1");
+  });
+
   it("copies the command with the Clipboard API and says Copied", async () => {
     vi.useFakeTimers();
     const writeText = vi.fn().mockResolvedValue(undefined);

@@ -267,3 +267,18 @@ def test_show_panels_off_shows_a_static_form_as_last_expression(ip: Any) -> None
     assert "application/vnd.jupyter.widget-view+json" not in bundle
     assert "PROVISIONING" in bundle["text/plain"] and "hf_hidden" not in bundle["text/html"]
     assert magics_of(ip).session.refresher.panels == []
+
+
+def test_terminate_shows_the_pod_without_its_old_ssh_commands(ip: Any, client: Any) -> None:
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --ports 22/tcp')
+    running = client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
+    assert running.ssh.direct is not None
+    run = run_cell(ip, "nbtest_gone = %pod terminate {nbtest_pod.id}")
+    assert run.success, run.text
+    gone = ip.user_ns["nbtest_gone"]
+    assert gone.status == "TERMINATED" and gone.actions == [] and gone.cost == 0.0
+    assert gone.ssh.proxy is None and gone.ssh.direct is None
+    bundle = run.outputs[0].data
+    for form in (bundle["text/plain"], bundle["text/html"]):
+        assert "TERMINATED" in form
+        assert running.ssh.direct.command not in form and running.ssh.proxy.command not in form

@@ -296,3 +296,33 @@ def test_refresher_slows_down_when_the_quota_runs_low(
     minute = magics_of(ip).session.client.rate_limit.get("minute")
     assert minute.remaining >= 15, minute
     assert panel.connection == "ok" and panel.error == ""
+
+
+def test_deleted_cluster_panel_shows_its_members_terminated(
+    ip: Any, comms: Any, client: Any
+) -> None:
+    cluster = client.clusters.create(
+        name="nb-deleted",
+        type="SLURM",
+        compute={"gpuTypeId": "NVIDIA H100 80GB HBM3", "gpuCountPerPod": 1, "podCount": 2},
+        image="runpod/pytorch",
+        ports=["22/tcp"],
+    )
+    ip.user_ns["nbtest_cid"] = cluster.id
+    wait_until(lambda: ranked(client, cluster.id))
+    run = run_cell(ip, "%cluster show {nbtest_cid}")
+    assert run.success, run.text
+    refresher = magics_of(ip).session.refresher
+    panel = next(p for p in refresher.panels if getattr(p, "cluster_id", "") == cluster.id)
+    wait_until(
+        lambda: len(panel.members) == 2 and all(m["status"] == "RUNNING" for m in panel.members)
+    )
+    client.clusters.delete(cluster.id)
+    wait_until(lambda: panel.final, timeout=20)
+    assert [m["status"] for m in panel.members] == ["TERMINATED", "TERMINATED"]
+    assert all(m["ssh"] == {"proxy": None, "direct": None} for m in panel.members)
+    assert "primary" not in panel.cluster and "pods" not in panel.cluster
+    assert "deleted" in panel.error
+    text, html = panel.snapshot_text(), panel.snapshot_html()
+    assert "RUNNING" not in text and "RUNNING" not in html
+    wait_until(lambda: panel not in refresher.panels)

@@ -18,7 +18,6 @@ from podbook.notebook.parsing import (
 from podbook.notebook.session import CatalogRows, NotebookSession, PodList, SshCommands
 
 Handler = Callable[[NotebookSession, Any], Any]
-TERMINATED_FIELDS = {"status": "TERMINATED", "actions": [], "cost": 0.0, "runtime": None}
 
 
 def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
@@ -51,12 +50,25 @@ def pod_action(session: NotebookSession, command: PodCommand) -> Any:
 
 
 def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
-    """``%pod terminate ID``: the pod's last state, marked TERMINATED."""
+    """``%pod terminate ID``: the pod's last state, marked TERMINATED (no SSH, no cost)."""
+    from podbook.notebook.panels.data import terminated
+
     pod = session.client.pods.get(command.pod_id)
     session.client.pods.terminate(command.pod_id)
-    copy = getattr(pod, "model_copy", None)
-    gone = copy(update=TERMINATED_FIELDS) if callable(copy) else {**pod, **TERMINATED_FIELDS}
+    if isinstance(pod, dict):
+        return session.show(terminated(pod), session.pod_panel, session.pod_static)
+    fields = terminated({})
+    fields["ssh"] = type(pod.ssh).model_validate(fields["ssh"])
+    gone = pod.model_copy(update={_attribute(type(pod), k): v for k, v in fields.items()})
     return session.show(gone, session.pod_panel, session.pod_static)
+
+
+def _attribute(model: type, wire_name: str) -> str:
+    """The attribute name of a model field given its wire name (``startedAt`` → ``started_at``)."""
+    for name, info in getattr(model, "model_fields", {}).items():
+        if info.alias == wire_name or name == wire_name:
+            return name
+    return wire_name
 
 
 def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:

@@ -230,7 +230,31 @@ function header(cluster) {
 }
 
 
-function facts(cluster, feedback, rerender) {
+/** `2 RUNNING · 1 STARTING` from the member pods themselves (they are always current). */
+function formatMemberStatuses(members) {
+  const counts = new Map();
+  for (const pod of members) {
+    const status = pod.status || "UNKNOWN";
+    counts.set(status, (counts.get(status) || 0) + 1);
+  }
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(" · ");
+}
+
+/** Why the primary has no SSH endpoint yet, in the user's terms. */
+function primaryText(primary, members) {
+  if (!primary) {
+    const gone = members.length > 0 && members.every((pod) => pod.status === "TERMINATED");
+    return gone ? "— (members terminated)" : "not placed yet";
+  }
+  const status = primary.status || "";
+  if (status === "RUNNING") {
+    return `${primary.podId} (RUNNING): no SSH endpoint; expose 22/tcp in the cluster's ports`;
+  }
+  if (status === "TERMINATED") return `${primary.podId} (TERMINATED)`;
+  return `${primary.podId} (${status || "?"}): reachable once RUNNING`;
+}
+
+function facts(cluster, members, feedback, rerender) {
   const primary = cluster.primary;
   const endpoint = primary && primary.sshEndpoint;
   return h(
@@ -239,7 +263,9 @@ function facts(cluster, feedback, rerender) {
     fact("Compute", formatCompute(cluster.compute), { "data-field": "compute" }),
     fact("Data center", cluster.dataCenterId || "—", { "data-field": "dataCenterId" }),
     fact("Network", cluster.network ? cluster.network.cidr : "—", { "data-field": "network" }),
-    fact("Members", formatByStatus(cluster.pods), { "data-field": "pods" }),
+    fact("Members", members.length ? formatMemberStatuses(members) : formatByStatus(cluster.pods), {
+      "data-field": "pods",
+    }),
     fact(
       "Primary SSH",
       endpoint
@@ -247,9 +273,7 @@ function facts(cluster, feedback, rerender) {
             h("code", { class: "podbook-command", text: endpoint }),
             copyButton("primary-ssh", endpoint, feedback, rerender),
           ]
-        : primary
-          ? `${primary.podId} (${primary.status}): not reachable yet`
-          : "not placed yet",
+        : primaryText(primary, members),
       { "data-field": "primary", "data-ssh": endpoint ? "primary" : null },
     ),
   );
@@ -293,13 +317,14 @@ function render({ model, el }) {
 
   function rerender() {
     const cluster = model.get("cluster") || {};
+    const members = model.get("members") || [];
     root.setAttribute("data-cluster-id", cluster.id || "");
     root.setAttribute("data-type", cluster.type || "");
     patchChildren(root, [
       header(cluster),
       ...notices(model),
-      facts(cluster, feedback, rerender),
-      membersTable(model.get("members") || []),
+      facts(cluster, members, feedback, rerender),
+      membersTable(members),
     ]);
   }
 

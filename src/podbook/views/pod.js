@@ -269,6 +269,8 @@ function facts(pod, uptimeText) {
 }
 
 function sshSection(pod, feedback, rerender) {
+  // A terminated pod has no machine left: an old command would only mislead.
+  if (pod.status === "TERMINATED") return null;
   const ssh = pod.ssh || {};
   const rows = SSH_KINDS.filter(([kind]) => ssh[kind] && ssh[kind].command).map(
     ([kind, label, hint]) =>

@@ -9,7 +9,7 @@ import traitlets
 
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot
-from podbook.notebook.panels.data import pod_state, to_wire
+from podbook.notebook.panels.data import pod_state, terminated, to_wire
 from podbook.notebook.panels.snapshot import cluster_html, cluster_text
 
 
@@ -50,16 +50,23 @@ class ClusterPanel(Panel):
         return {self.cluster_id}
 
     def _apply(self, snapshot: Snapshot) -> None:
+        if self.cluster_id in snapshot.gone_clusters:
+            self._mark_deleted()
+            return
         if snapshot.clusters is not None and self.cluster_id in snapshot.clusters:
             self.cluster = snapshot.clusters[self.cluster_id]
-        elif self.cluster_id in snapshot.gone_clusters:
-            self._gone = True
-            self.error = "the cluster no longer exists."
         self.members = [
             pod
             for pod in snapshot.pods.values()
             if (pod.get("cluster") or {}).get("id") == self.cluster_id
         ]
+
+    def _mark_deleted(self) -> None:
+        """The cluster is gone (404): its members are terminated, nothing of it is reachable."""
+        self._gone = True
+        self.cluster = {k: v for k, v in self.cluster.items() if k not in ("primary", "pods")}
+        self.members = [terminated(pod) for pod in self.members]
+        self.error = "the cluster was deleted; its member pods are terminated."
 
     def snapshot_text(self) -> str:
         return cluster_text(self.cluster, self.members, self.error)
