@@ -282,3 +282,17 @@ def test_terminate_shows_the_pod_without_its_old_ssh_commands(ip: Any, client: A
     for form in (bundle["text/plain"], bundle["text/html"]):
         assert "TERMINATED" in form
         assert running.ssh.direct.command not in form and running.ssh.proxy.command not in form
+
+
+def test_a_magic_on_the_last_line_prints_no_empty_out_prompt(ip: Any) -> None:
+    """Terminal IPython printed ``Out[N]:`` with nothing after it for a shown result."""
+    pod = create(ip, f'--gpu "{RTX4090}" --image x')
+    for line in ("%pod show {nbtest_pod.id}", "%catalog cpus", "%pod list"):
+        run = run_cell(ip, line)
+        assert run.success, run.text
+        assert len(run.outputs) == 1, line
+        assert "Out[" not in run.stdout, (line, run.stdout)
+    run = run_cell(ip, "%pod show {nbtest_pod.id}")
+    assert ip.user_ns["_"].id == pod.id, "the result is still the cell's value"
+    run = run_cell(ip, "nbtest_pod.id")
+    assert "Out[" in run.stdout and pod.id in run.stdout, "other results keep their prompt"

@@ -3,12 +3,14 @@
 A magic displays its panel and returns its object (``pod = %pod create ...``). When the
 magic is also the cell's last expression, IPython would display the returned object a
 second time; the :class:`Presenter` registers display hooks that skip an object already
-shown in the running cell, and show a fresh view of it in any later cell.
+shown in the running cell (without even an ``Out[N]:`` prompt, :class:`SkipShownResults`),
+and show a fresh view of it in any later cell.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +33,32 @@ class StaticView:
         return self.text
 
 
+class SkipShownResults:
+    """A ``sys.displayhook`` around the shell's own that stays silent for shown results.
+
+    A result the running cell already displayed (``%pod show ID`` as a cell's last line) is
+    still stored in ``_`` and ``Out``, but the hook writes nothing: terminal IPython would
+    otherwise print an empty ``Out[N]:`` prompt. Every other result goes to the shell's hook.
+    """
+
+    def __init__(self, inner: Any, presenter: Presenter) -> None:
+        self.inner = inner
+        self.presenter = presenter
+
+    def __call__(self, result: Any = None) -> None:
+        inner = self.inner
+        if result is None or not self.presenter.shown_in_this_cell(result):
+            inner(result)
+            return
+        inner.check_for_underscore()
+        if not inner.quiet():
+            inner.update_user_ns(result)
+            inner.fill_exec_result(result)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 class Presenter:
     """Tracks what the running cell already displayed; see the module docstring."""
 
@@ -39,8 +67,30 @@ class Presenter:
         self.cell_serial = 0
         self._shown: OrderedDict[int, tuple[int, Any]] = OrderedDict()
         self._hooked: set[type] = set()
+        self._displayhook: SkipShownResults | None = None
         if shell is not None:
             shell.events.register("pre_run_cell", self._next_cell)
+            self._install_displayhook()
+
+    def _install_displayhook(self) -> None:
+        """Put :class:`SkipShownResults` around the hook the shell installs for each cell."""
+        trap = getattr(self.shell, "display_trap", None)
+        if trap is None or trap.hook is None:
+            return
+        self._displayhook = SkipShownResults(trap.hook, self)
+        trap.hook = self._displayhook
+        if sys.displayhook is self._displayhook.inner:  # created while a cell runs
+            sys.displayhook = self._displayhook
+
+    def _remove_displayhook(self) -> None:
+        wrapper, self._displayhook = self._displayhook, None
+        if wrapper is None:
+            return
+        trap = self.shell.display_trap
+        if trap.hook is wrapper:
+            trap.hook = wrapper.inner
+        if sys.displayhook is wrapper:
+            sys.displayhook = wrapper.inner
 
     def close(self) -> None:
         """Unregister the hooks installed on the shell."""
@@ -48,6 +98,7 @@ class Presenter:
             return
         with contextlib.suppress(ValueError):
             self.shell.events.unregister("pre_run_cell", self._next_cell)
+        self._remove_displayhook()
         formatter = self.shell.display_formatter.ipython_display_formatter
         for type_ in self._hooked:
             formatter.pop(type_, None)
