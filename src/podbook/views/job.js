@@ -332,6 +332,15 @@ class StreamArea {
       },
     });
     this.el.addEventListener("scroll", () => this.onScroll());
+    // Rendered while detached or hidden, the area has no height yet: scroll to the end once
+    // it gets one (and whenever it resizes) as long as the view follows the output.
+    this.resizeObserver =
+      typeof ResizeObserver === "function"
+        ? new ResizeObserver(() => {
+            if (this.stick) this.scrollToEnd();
+          })
+        : null;
+    this.resizeObserver?.observe(this.el);
   }
 
   /** True when the user is at (or within a few pixels of) the end of the stream. */
@@ -469,8 +478,8 @@ class StreamArea {
     this.next = start + outputs.length;
     this.trim();
     this.updateHiddenLine();
+    this.onChange(); // may reveal the stream area: scroll after it has a height
     if (this.stick) this.scrollToEnd();
-    this.onChange();
   }
 
   /** The `<pre>` that text chunks go on into: the last block when it is one. */
@@ -511,6 +520,7 @@ class StreamArea {
   }
 
   dispose() {
+    this.resizeObserver?.disconnect();
     clearTimeout(this.gapTimer);
     this.gapTimer = null;
   }
