@@ -432,3 +432,19 @@ describe("job helpers", () => {
     expect(formatMetric("x")).toBe("x");
   });
 });
+
+describe("job panel: retry starts the stream over", () => {
+  it("empties the stream when the kernel sets chunks back to 0", () => {
+    const { model } = render({ job: { status: "FAILED" } });
+    chunks(model, 0, ["first try "]);
+    model.set("chunks", 1);
+    expect(streamText()).toBe("first try ");
+    model.set("tail", []);
+    model.set("chunks", 0);
+    model.set("status", "IN_QUEUE");
+    expect(root().dataset.chunks).toBe("0");
+    expect(root().querySelector(".podbook-stream-wrap").hidden).toBe(true);
+    chunks(model, 0, ["second ", "try"]);
+    expect(streamText()).toBe("second try");
+  });
+});

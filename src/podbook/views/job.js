@@ -12,7 +12,7 @@
 // to a `<pre>`) or one collapsible JSON block, appended in index order; duplicates are
 // dropped by index; batches that arrive ahead of a gap wait briefly for it to be filled.
 // Only the last STREAM_DOM_CAP chunks stay in the DOM, under a "… N earlier chunks hidden"
-// line.
+// line. `chunks` set to 0 (a retried job streams again) empties the stream.
 
 // <podbook-common>
 // Shared helpers of podbook's views: the single source of truth.
@@ -519,6 +519,23 @@ class StreamArea {
       : "";
   }
 
+  /** Starts over with an empty stream (a retried job streams again from index 0). */
+  reset() {
+    clearTimeout(this.gapTimer);
+    this.gapTimer = null;
+    this.pending.clear();
+    this.body.replaceChildren();
+    this.entries = [];
+    this.head = 0;
+    this.inDom = 0;
+    this.firstIndex = null;
+    this.next = 0;
+    this.stick = true;
+    this.followButton.hidden = true;
+    this.updateHiddenLine();
+    this.onChange();
+  }
+
   dispose() {
     this.resizeObserver?.disconnect();
     clearTimeout(this.gapTimer);
@@ -696,8 +713,13 @@ function render({ model, el }) {
   }
 
   const onTail = () => stream.ingestTail(model.get("tail"));
+  // The kernel sets `chunks` to 0 when the job starts streaming again (after a retry).
+  const onCount = () => {
+    if (model.get("chunks") === 0 && stream.next > 0) stream.reset();
+  };
   const unsubscribe = onTraits(model, ["job", "status", "rate", "error", "busy", "connection"], rerender);
   const unsubscribeTail = onTraits(model, ["tail"], onTail);
+  const unsubscribeCount = onTraits(model, ["chunks"], onCount);
   model.on("msg:custom", onMessage);
 
   rerender();
@@ -707,6 +729,7 @@ function render({ model, el }) {
   return () => {
     unsubscribe();
     unsubscribeTail();
+    unsubscribeCount();
     model.off("msg:custom", onMessage);
     stream.dispose();
     root.remove();
