@@ -38,12 +38,22 @@ from .clusters import (
     ClusterNetwork,
     ClusterPodsSummary,
     ClusterPrimary,
+    ClusterShape,
     CreateClusterRequest,
     ListClustersResponse,
     PodCluster,
     UpdateClusterRequest,
 )
-from .container import ContainerFields, Mounts, NetworkMount, PersistentMount, TemplateMounts
+from .container import (
+    ContainerFields,
+    Mounts,
+    NetworkMount,
+    PersistentMount,
+    PodMounts,
+    PodNetworkMount,
+    PodPersistentMount,
+    TemplateMounts,
+)
 from .pods import (
     CUDA_FIELDS,
     CpuConfig,
@@ -124,6 +134,7 @@ __all__ = [
     "ClusterNetwork",
     "ClusterPodsSummary",
     "ClusterPrimary",
+    "ClusterShape",
     "ClusterType",
     "Compliance",
     "ContainerFields",
@@ -171,6 +182,9 @@ __all__ = [
     "PodClusterRole",
     "PodGlobalNetworking",
     "PodGpuUtilization",
+    "PodMounts",
+    "PodNetworkMount",
+    "PodPersistentMount",
     "PodRuntime",
     "PodRuntimePort",
     "PodSsh",

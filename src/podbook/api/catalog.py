@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .base import ResponseModel
-from .container import TemplateMounts
+from .container import PodMounts
 from .types import (
     AvailabilityLevel,
     Compliance,
@@ -155,7 +155,7 @@ class Template(ResponseModel):
     image: str
     args: str
     disk: int
-    mounts: TemplateMounts
+    mounts: PodMounts
     ports: list[str]
     env: dict[str, str]
     registry: str | None

@@ -14,6 +14,7 @@ from .types import ClusterType, PodClusterRole, PodStatus
 __all__ = [
     "PodCluster",
     "ClusterCompute",
+    "ClusterShape",
     "ClusterPodsSummary",
     "ClusterNetwork",
     "ClusterPrimary",
@@ -39,6 +40,18 @@ class ClusterCompute(RequestModel):
     gpu_type_id: str = Field(min_length=1)
     gpu_count_per_pod: int = Field(ge=1)
     pod_count: int = Field(ge=2, le=250)
+
+
+class ClusterShape(ResponseModel):
+    """The ``compute`` of a cluster record: :class:`ClusterCompute` as the service returns it.
+
+    Tolerant like every response model: the seed says ``compute`` has inner fields beyond
+    the three named ones.
+    """
+
+    gpu_type_id: str
+    gpu_count_per_pod: int
+    pod_count: int
 
 
 class ClusterPodsSummary(ResponseModel):
@@ -70,7 +83,7 @@ class Cluster(ResponseModel):
     id: str
     name: str
     type: ClusterType
-    compute: ClusterCompute
+    compute: ClusterShape
     pods: ClusterPodsSummary
     created_at: datetime
     template: str | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Omittable, RequestModel
+from .base import Omittable, RequestModel, ResponseModel
 from .types import PortSpec
 
 __all__ = [
@@ -12,6 +12,9 @@ __all__ = [
     "NetworkMount",
     "Mounts",
     "TemplateMounts",
+    "PodPersistentMount",
+    "PodNetworkMount",
+    "PodMounts",
     "ContainerFields",
     "mount_kind",
 ]
@@ -48,7 +51,32 @@ class TemplateMounts(RequestModel):
     persistent: Omittable[PersistentMount] = None
 
 
-def mount_kind(mounts: Mounts | None) -> str | None:
+class PodPersistentMount(ResponseModel):
+    """A persistent mount as a pod or template record shows it."""
+
+    size: int
+    path: str
+
+
+class PodNetworkMount(ResponseModel):
+    """A network mount as a pod record shows it."""
+
+    volume_id: str
+    path: str
+
+
+class PodMounts(ResponseModel):
+    """The ``mounts`` of a pod or template record.
+
+    The response twin of :class:`Mounts`: like every response model it keeps what it does
+    not know and accepts ``null``, so a record read back from ``model_dump()`` validates again.
+    """
+
+    persistent: PodPersistentMount | None = None
+    network: list[PodNetworkMount] | None = None
+
+
+def mount_kind(mounts: Mounts | PodMounts | None) -> str | None:
     """``"persistent"``, ``"network"`` or ``None`` (no mount) for a pod's mounts."""
     if mounts is None:
         return None

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from .base import Omittable, RequestModel, ResponseModel
 from .clusters import PodCluster
-from .container import ContainerFields, Mounts
+from .container import ContainerFields, Mounts, PodMounts
 from .types import Cloud, CudaVersion, MinCudaVersion, PodAction, PodStatus, PowerOfTwo
 
 __all__ = [
@@ -152,7 +152,7 @@ class Pod(ResponseModel):
     image: str
     args: str
     disk: int
-    mounts: Mounts
+    mounts: PodMounts
     ports: list[str]
     env: dict[str, str]
     registry: str | None

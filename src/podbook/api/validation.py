@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from .base import RequestModel
-from .container import Mounts, mount_kind
+from .container import Mounts, PodMounts, mount_kind
 from .problem import STATUS_TITLES, Problem
 
 __all__ = [
@@ -229,9 +229,11 @@ def check_rules(model: RequestModel) -> None:
         raise RequestRejected.from_errors(400, errors)
 
 
-def _as_mounts(mounts: Mounts | Mapping[str, Any] | None) -> Mounts | None:
+def _as_mounts(mounts: Mounts | PodMounts | Mapping[str, Any] | None) -> Mounts | None:
     if mounts is None or isinstance(mounts, Mounts):
         return mounts
+    if isinstance(mounts, PodMounts):
+        mounts = mounts.model_dump(mode="json", by_alias=True, exclude_none=True)
     return Mounts.model_validate(dict(mounts), by_alias=True, by_name=False)
 
 
@@ -239,13 +241,14 @@ _KIND_WORDS = {None: "no mount", "persistent": "a persistent mount", "network": 
 
 
 def check_patch_mounts(
-    existing_mounts: Mounts | Mapping[str, Any] | None,
+    existing_mounts: Mounts | PodMounts | Mapping[str, Any] | None,
     patch_mounts: Mounts | Mapping[str, Any] | None,
 ) -> list[str]:
     """The PATCH mount rules that need the pod: the kind is fixed at creation and a network
     mount's ``volumeId`` is immutable. Returns the error lines (each → 400); empty when fine.
 
-    Both arguments are :class:`Mounts` or their wire dicts; ``None``/``{}`` patch = no change.
+    Both arguments are :class:`Mounts` (the existing one may be a pod's :class:`PodMounts`)
+    or their wire dicts; ``None``/``{}`` patch = no change.
     """
     existing = _as_mounts(existing_mounts)
     patch = _as_mounts(patch_mounts)
