@@ -1,0 +1,214 @@
+"""Parsers of ``%%runjob``, ``%job`` and ``%endpoint``, and the small commands they build.
+
+The parsers reuse :mod:`podbook.notebook.parsing` (``shlex`` split, one-line
+:class:`UsageError`, ``-o NAME``); flag values are checked here so that a bad one names the
+flag and the accepted range before anything is sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from podbook.api import queue
+from podbook.notebook.parsing import (
+    MagicArgumentParser,
+    Subcommand,
+    add_output_argument,
+    split_line,
+)
+from podbook.notebook.values import NAME, POSITIVE_INT, _value_type
+
+
+def _milliseconds(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        value = int(text.replace("_", ""))
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+
+    return _value_type(parse, f"milliseconds from {low} to {high}")
+
+
+def _url(text: str) -> str:
+    if not text.startswith(("http://", "https://")) or len(text) < 10:
+        raise ValueError(text)
+    return text
+
+
+WAIT_MS = _milliseconds(queue.WAIT_MIN_MS, queue.WAIT_MAX_MS)
+EXECUTION_TIMEOUT_MS = _milliseconds(queue.EXECUTION_TIMEOUT_MIN_MS, queue.EXECUTION_TIMEOUT_MAX_MS)
+TTL_MS = _milliseconds(queue.TTL_MIN_MS, queue.TTL_MAX_MS)
+URL = _value_type(_url, "an http:// or https:// URL")
+
+
+@dataclass(frozen=True)
+class RunJobCommand:
+    """``%%runjob ENDPOINT ...``: how to submit the cell's input and follow the job.
+
+    ``mode`` is ``"stream"`` (run, then read the stream), ``"sync"`` (runsync) or
+    ``"async"`` (run, then follow the status only).
+    """
+
+    endpoint_id: str
+    mode: str = "stream"
+    wait_ms: int | None = None
+    policy: dict[str, Any] = field(default_factory=dict)
+    webhook: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class JobCommand:
+    """``%job status|cancel|retry JOB_ID --endpoint ID``."""
+
+    verb: str
+    job_id: str
+    endpoint_id: str
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class EndpointCommand:
+    """``%endpoint health|purge ID``."""
+
+    verb: str
+    endpoint_id: str
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class ServeCommand:
+    """``%endpoint serve FUNC --name ID [--concurrency N]``."""
+
+    function: str
+    endpoint_id: str
+    concurrency: int = 1
+    output: str | None = None
+
+
+def build_runjob_parser() -> MagicArgumentParser:
+    """The parser of the ``%%runjob`` line."""
+    parser = MagicArgumentParser(
+        prog="%%runjob",
+        description=(
+            "Run the cell's input (JSON or a Python dict; {var} is expanded) on a serverless "
+            "endpoint, show the job's live panel and return the Job. By default the job's "
+            "stream is shown as it arrives."
+        ),
+    )
+    parser.add_argument("endpoint_id", metavar="ENDPOINT", help="the endpoint's ID, e.g. echo")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--sync", action="store_true", help="use /runsync (waits for the result)")
+    mode.add_argument("--async", dest="async_", action="store_true", help="submit, follow status")
+    parser.add_argument("--wait", type=WAIT_MS, metavar="MS", help="--sync: how long to wait")
+    parser.add_argument(
+        "--timeout", type=EXECUTION_TIMEOUT_MS, metavar="MS", help="policy executionTimeout"
+    )
+    parser.add_argument("--ttl", type=TTL_MS, metavar="MS", help="policy ttl (the job's life)")
+    parser.add_argument("--low-priority", action="store_true", help="policy lowPriority")
+    parser.add_argument("--webhook", type=URL, metavar="URL", help="POSTed the result at the end")
+    add_output_argument(parser)
+    return parser
+
+
+def parse_runjob_line(line: str, parser: MagicArgumentParser) -> RunJobCommand:
+    """The :class:`RunJobCommand` of a ``%%runjob`` line (``HelpShown`` after ``--help``)."""
+    ns = parser.parse_args(split_line(line, parser.prog))
+    mode = "sync" if ns.sync else "async" if ns.async_ else "stream"
+    if ns.wait is not None and mode != "sync":
+        raise UsageError("%%runjob: --wait applies to --sync only; add --sync or drop --wait.")
+    policy = {
+        key: value
+        for key, value in (
+            ("executionTimeout", ns.timeout),
+            ("ttl", ns.ttl),
+            ("lowPriority", True if ns.low_priority else None),
+        )
+        if value is not None
+    }
+    if mode == "sync" and (policy or ns.webhook):
+        raise UsageError(
+            "%%runjob: --timeout, --ttl, --low-priority and --webhook apply to /run; "
+            "drop --sync to use them."
+        )
+    return RunJobCommand(
+        endpoint_id=ns.endpoint_id,
+        mode=mode,
+        wait_ms=ns.wait,
+        policy=policy,
+        webhook=ns.webhook,
+        output=ns.output,
+    )
+
+
+def _parser(prog: str, description: str) -> MagicArgumentParser:
+    return MagicArgumentParser(prog=prog, description=description)
+
+
+def build_job_subcommands() -> dict[str, Subcommand]:
+    """The ``%job`` subcommands, by name."""
+    helps = {
+        "status": "show a job's status in its panel",
+        "cancel": "cancel a queued or running job",
+        "retry": "retry a FAILED or TIMED_OUT job (same ID, original input)",
+    }
+    commands = {}
+    for verb, help_text in helps.items():
+        parser = _parser(f"%job {verb}", help_text.capitalize() + ".")
+        parser.add_argument("job_id", metavar="JOB_ID", help="the job's ID")
+        parser.add_argument(
+            "--endpoint", required=True, metavar="ID", help="the endpoint the job ran on"
+        )
+        add_output_argument(parser)
+        commands[verb] = Subcommand(
+            parser,
+            lambda ns, verb=verb: JobCommand(
+                verb=verb, job_id=ns.job_id, endpoint_id=ns.endpoint, output=ns.output
+            ),
+            help_text,
+        )
+    return commands
+
+
+def build_endpoint_subcommands() -> dict[str, Subcommand]:
+    """The ``%endpoint`` subcommands, by name."""
+    commands = {}
+    helps = {
+        "health": "show an endpoint's job and worker counts, kept current",
+        "purge": "remove an endpoint's queued jobs (running jobs go on)",
+    }
+    for verb, help_text in helps.items():
+        parser = _parser(f"%endpoint {verb}", help_text.capitalize() + ".")
+        parser.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
+        add_output_argument(parser)
+        commands[verb] = Subcommand(
+            parser,
+            lambda ns, verb=verb: EndpointCommand(
+                verb=verb, endpoint_id=ns.endpoint_id, output=ns.output
+            ),
+            help_text,
+        )
+    serve = _parser(
+        "%endpoint serve",
+        "Serve a handler function of this notebook on an endpoint (background worker thread).",
+    )
+    serve.add_argument("function", type=NAME, metavar="FUNC", help="the handler's variable name")
+    serve.add_argument("--name", required=True, metavar="ID", help="the endpoint's ID")
+    serve.add_argument(
+        "--concurrency", type=POSITIVE_INT, default=1, metavar="N", help="jobs run at once"
+    )
+    add_output_argument(serve)
+    commands["serve"] = Subcommand(
+        serve,
+        lambda ns: ServeCommand(
+            function=ns.function,
+            endpoint_id=ns.name,
+            concurrency=ns.concurrency,
+            output=ns.output,
+        ),
+        "serve a handler function on an endpoint",
+    )
+    return commands

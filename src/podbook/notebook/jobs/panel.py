@@ -1,0 +1,321 @@
+"""JobPanel: one serverless job, live (view: ``views/job.js``).
+
+Traits (see ``docs/architecture.md``): ``job`` (id, endpointId, status, delayTime,
+executionTime, error, output), ``status``, ``tail`` (the last ≤ 200 chunks as
+``{"i", "output"}``), ``chunks`` (how many arrived), ``rate`` (tokensPerSecond,
+chunksPerSecond, metrics), ``error``, ``busy``, ``connection``, ``updated``.
+
+The panel follows its job in one of two ways:
+
+- **stream**: a :class:`StreamPump` reads ``/stream/{id}`` on background threads; chunks go
+  to the view as ``{"type": "chunks", "start", "items"}`` messages about every 75 ms. When
+  the stream cannot be read (a service that does not stream this job), the panel falls back
+  to polling.
+- **poll**: the session's one refresher thread reads ``/status`` each tick
+  (:mod:`podbook.notebook.jobs.polling`) until the job has ended.
+
+The view's ``{"type": "ready", "have": n}`` is answered with the chunks after ``n`` still
+in the tail; ``{"type": "action", "action": "cancel"|"retry"}`` runs on a worker thread.
+After a retry, chunk numbering goes on where it was (the view appends the new run's
+chunks after the old ones). No key or client object ever reaches a trait.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import traitlets
+
+from podbook.notebook.jobs.pump import StreamPump
+from podbook.notebook.jobs.rate import RateMeter
+from podbook.notebook.jobs.records import (
+    ACTIVE_JOB_STATUSES,
+    RETRYABLE_JOB_STATUSES,
+    TERMINAL_JOB_STATUSES,
+    job_state,
+)
+from podbook.notebook.jobs.static import job_html, job_text
+from podbook.notebook.jobs.streambuffer import StreamBuffer
+from podbook.notebook.panels.assets import view_asset
+from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
+
+RATE_INTERVAL = 0.25
+"""Seconds between two updates of the ``rate`` trait while chunks arrive."""
+GONE = "the job no longer exists on the endpoint (its TTL or result retention has passed)."
+
+
+class JobPanel(Panel):
+    """A live serverless job: status, timings, its stream, tokens/s, Cancel and Retry."""
+
+    _esm = view_asset("job.js")
+    _css = view_asset("podbook.css")
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    job = traitlets.Dict().tag(sync=True)
+    status = traitlets.Unicode("").tag(sync=True)
+    tail = traitlets.List().tag(sync=True)
+    chunks = traitlets.Int(0).tag(sync=True)
+    rate = traitlets.Dict().tag(sync=True)
+    busy = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self,
+        record: Any,
+        endpoint_id: str,
+        client: Any = None,
+        register: Callable[[Any], None] | None = None,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(client=client, on_change=on_change)
+        self.endpoint_id = endpoint_id
+        self._register = register
+        self._buffer = StreamBuffer()
+        self._meter = RateMeter()
+        self._pump: StreamPump | None = None
+        self._polling = False
+        self._gone = False
+        self._rate_at = 0.0
+        self._follow_mode = "poll"
+        self._set_record(record)
+        self.on_msg(self._on_view_message)
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def job_id(self) -> str:
+        """The job's ID."""
+        return str(self.job.get("id", ""))
+
+    @property
+    def ended(self) -> bool:
+        """True once the job has reached a final status (or no longer exists)."""
+        return self._gone or self.status in TERMINAL_JOB_STATUSES
+
+    @property
+    def final(self) -> bool:
+        """For the refresher: nothing to poll (streaming, ended, or gone)."""
+        return not self._polling or self.ended
+
+    @property
+    def streaming(self) -> bool:
+        """True while the stream pump follows the job."""
+        return self._pump is not None and self._pump.running
+
+    def _set_record(self, record: Any) -> None:
+        with self._lock:
+            state = job_state(record, self.endpoint_id, self.job)
+            with self.hold_sync():
+                self.job = state
+                self.status = state["status"]
+                self._touched_locally()
+
+    def _set_status(self, status: str) -> None:
+        with self._lock, self.hold_sync():
+            self.job = {**self.job, "status": status}
+            self.status = status
+            self.updated = now_iso()
+
+    def _endpoint(self) -> Any:
+        client = self.client
+        if client is None:
+            raise RuntimeError("this panel has no client; show the job with %job status.")
+        return client.endpoint(self.endpoint_id)
+
+    # -- following the job ------------------------------------------------------------------
+
+    def follow(self, mode: str) -> JobPanel:
+        """Follow the job by ``"stream"`` or ``"poll"`` until it ends (no-op once ended)."""
+        self._follow_mode = mode
+        if self.ended:
+            return self
+        if mode == "stream":
+            self._start_pump()
+        else:
+            self._start_polling()
+        return self
+
+    def _start_polling(self) -> None:
+        self._polling = True
+        if self._register is not None:
+            self._register(self)
+
+    def _start_pump(self) -> None:
+        endpoint = self._endpoint()
+        job_id = self.job_id
+        self._pump = StreamPump(
+            lambda: endpoint.stream_batches(job_id),
+            self._flush,
+            self._buffer,
+            self._meter,
+            name=f"podbook-job-{job_id[:12]}",
+        ).start()
+
+    def stop(self) -> None:
+        """Stop following the job (the panel keeps what it has)."""
+        self._polling = False
+        if self._pump is not None:
+            self._pump.stop()
+
+    def _flush(self, final: bool) -> None:
+        """Send what arrived (on the pump's flusher thread); see the module docstring."""
+        pump = self._pump
+        if pump is None:
+            return
+        while (batch := self._buffer.take()) is not None:
+            self.send(batch.message())
+        now = time.monotonic()
+        with self._lock, self.hold_sync():
+            if self.chunks != self._buffer.total:
+                self.chunks = self._buffer.total
+            if not final and pump.status and pump.status != self.status:
+                self._set_status(pump.status)
+            if final or now - self._rate_at >= RATE_INTERVAL:
+                if self._meter.chunks:
+                    self.rate = self._meter.snapshot(finished=final)
+                self._rate_at = now
+            if final or self._buffer.tail_due():
+                self.tail = self._buffer.tail()
+        if final:
+            self._stream_ended(pump)
+
+    def _stream_ended(self, pump: StreamPump) -> None:
+        from podbook import errors
+
+        failure = pump.failure
+        if isinstance(failure, errors.NotFound):
+            self._job_gone()
+        elif failure is not None:
+            # The stream could not be read (the service does not stream this job, or the
+            # connection failed): the refresher's status polls take over.
+            self.connection = "ok" if isinstance(failure, errors.APIError) else "reconnecting"
+            self._start_polling()
+        else:
+            self._fetch_final(pump.status)
+        self._changed()
+
+    def _fetch_final(self, streamed_status: str | None) -> None:
+        from podbook import errors
+
+        try:
+            self._set_record(self._endpoint().status(self.job_id))
+        except errors.NotFound:
+            if streamed_status:
+                self._set_status(streamed_status)
+            else:
+                self._job_gone()
+            return
+        except errors.PodbookError:
+            if streamed_status:
+                self._set_status(streamed_status)
+            self._start_polling()
+            return
+        if not self.ended:
+            self._start_polling()
+
+    def _job_gone(self) -> None:
+        with self._lock:
+            self._gone = True
+            self._polling = False
+            self.error = GONE
+            self.updated = now_iso()
+
+    # -- the refresher (poll mode) ----------------------------------------------------------
+
+    def apply_snapshot(self, snapshot: Snapshot) -> None:
+        """Pod snapshots do not concern a job; its status arrives through :meth:`apply_queue`."""
+
+    def queue_key(self) -> tuple[str, ...] | None:
+        """What the refresher must read for this panel this tick (None: nothing)."""
+        if not self._polling or self.ended:
+            return None
+        return ("status", self.endpoint_id, self.job_id)
+
+    def apply_queue(self, result: Any) -> None:
+        """Take the refresher's ``/status`` answer (a record, or the exception it raised)."""
+        from podbook import errors
+
+        if isinstance(result, errors.NotFound):
+            self._job_gone()
+        elif isinstance(result, BaseException):
+            self.connection = "reconnecting"
+        else:
+            self._set_record(result)
+            self.connection = "ok"
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        if content.get("type") == "ready":
+            self.answer_ready(content.get("have"))
+        elif content.get("type") == "action":
+            self.request_action(str(content.get("action", "")))
+
+    def answer_ready(self, have: Any) -> None:
+        """Send a view that rendered late the chunks after ``have`` still in the tail."""
+        start = have if isinstance(have, int) and not isinstance(have, bool) and have > 0 else 0
+        batch = self._buffer.backlog(start)
+        if batch is not None:
+            self.send(batch.message())
+
+    def request_action(self, action: str) -> None:
+        """Cancel (while IN_QUEUE/IN_PROGRESS) or Retry (after FAILED/TIMED_OUT), on a worker."""
+        allowed = {"cancel": ACTIVE_JOB_STATUSES, "retry": RETRYABLE_JOB_STATUSES}.get(action)
+        if allowed is None:
+            self.error = f"unknown action {action!r}; the job panel offers cancel and retry."
+            return
+        if self.status not in allowed:
+            when = " or ".join(sorted(allowed))
+            self.error = f"{action} is possible when the job is {when}; it is {self.status}."
+            return
+        if self.busy:
+            self.error = f"wait until {self.busy} has finished."
+            return
+        if self.client is None:
+            self.error = "this panel has no client; show the job with %job status."
+            return
+        self.busy = action
+        self.error = ""
+        run_in_worker(lambda: self._run_action(action))
+
+    def _run_action(self, action: str) -> None:
+        from podbook import errors
+        from podbook.notebook.jobs.errors import describe_job_failure
+
+        try:
+            if action == "cancel":
+                self._set_record(self._endpoint().cancel(self.job_id))
+            else:
+                self._retry()
+        except errors.NotFound:
+            self._job_gone()
+        except errors.PodbookError as err:
+            self.error = describe_job_failure(err, "job " + action)
+        except Exception as err:  # noqa: BLE001 - a button must never fail silently
+            self.error = f"{action} failed: {type(err).__name__}: {err}"
+        finally:
+            self.busy = ""
+            self._changed()
+
+    def _retry(self) -> None:
+        pump = self._pump
+        if pump is not None:
+            pump.join(timeout=15)
+        record = self._endpoint().retry(self.job_id)
+        with self._lock:
+            self.job = {**self.job, "error": None, "output": None}
+            self._meter = RateMeter()
+            self._rate_at = 0.0
+        self._set_record(record)
+        self.follow(self._follow_mode)
+
+    # -- static forms -----------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        return job_text(self.job, self._buffer.peek_tail(), self.chunks, self.rate, self.error)
+
+    def snapshot_html(self) -> str:
+        return job_html(self.job, self._buffer.peek_tail(), self.chunks, self.rate, self.error)
