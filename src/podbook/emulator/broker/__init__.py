@@ -1,0 +1,31 @@
+"""The emulator's queue broker (issue 3).
+
+``core`` (the job state machine and its timers), ``queues`` (one endpoint's waiting jobs,
+workers and takers), ``jobs`` (a job and its wire views), ``endpoints`` (definitions,
+built-ins), ``persistence`` (SQLite tables), ``protocol`` (worker-facing routes),
+``supervisor`` (podbook worker processes), ``webhooks``, ``ratelimit`` (per-operation
+limits), ``submission`` (request checks), ``service`` (all of it for the app).
+Client-facing routes live in ``podbook.emulator.routes.queue`` and ``routes.serverless``.
+"""
+
+from __future__ import annotations
+
+from podbook.emulator.broker.config import BrokerSettings, DeclaredEndpoint
+from podbook.emulator.broker.service import EXTRAS_KEY, QueueService
+
+__all__ = ["BrokerSettings", "DeclaredEndpoint", "QueueService", "EXTRAS_KEY", "install"]
+
+
+def install(emulator: object, store: object, settings: BrokerSettings) -> QueueService:
+    """Create the queue service and keep it in ``emulator.extras``."""
+    service = QueueService(settings, store)  # type: ignore[arg-type]
+    emulator.extras[EXTRAS_KEY] = service  # type: ignore[attr-defined]
+    return service
+
+
+def routes() -> list[object]:
+    """``/v2/serverless`` first, then worker routes, then the client queue routes."""
+    from podbook.emulator.broker import protocol
+    from podbook.emulator.routes import queue, serverless
+
+    return [*serverless.routes(), *protocol.routes(), *queue.routes()]

@@ -1,0 +1,502 @@
+"""The queue broker: every state move of a job, and the endpoints and workers they need.
+
+States: IN_QUEUE → IN_PROGRESS → COMPLETED | FAILED | TIMED_OUT; CANCELLED from IN_QUEUE or
+IN_PROGRESS (a running job's worker is told through job-stop); FAILED/TIMED_OUT → IN_QUEUE by
+retry (same id and input, output cleared). Deadlines are event-loop timers: TTL (deleted in
+any state), ``executionTimeout`` (→ TIMED_OUT) and result retention (deleted). Hot state
+lives in memory; each move is written through to SQLite before the request answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from podbook.emulator.broker import endpoints as endpoint_defs
+from podbook.emulator.broker.config import BrokerSettings
+from podbook.emulator.broker.errors import QueueError, endpoint_not_found, job_not_found
+from podbook.emulator.broker.jobs import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    IN_PROGRESS,
+    IN_QUEUE,
+    TIMED_OUT,
+    Job,
+    new_job_id,
+)
+from podbook.emulator.broker.limits import (
+    RUN_RETENTION_MS,
+    RUNSYNC_RETENTION_MAX_MS,
+    RUNSYNC_RETENTION_MS,
+    TTL_DEFAULT_MS,
+)
+from podbook.emulator.broker.persistence import BrokerTables
+from podbook.emulator.broker.queues import EndpointQueue, WorkerState
+from podbook.emulator.broker.streams import split_chunk
+from podbook.emulator.store import key_digest
+
+log = logging.getLogger("podbook.emulator.broker")
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds."""
+    return int(time.time() * 1000)
+
+
+class Broker:
+    """All queues of all accounts, the jobs in them and the workers serving them."""
+
+    def __init__(self, settings: BrokerSettings, tables: BrokerTables) -> None:
+        self.settings = settings
+        self.tables = tables
+        self.queues: dict[tuple[str, str], EndpointQueue] = {}
+        self.jobs: dict[str, Job] = {}
+        self.worker_keys: dict[str, tuple[str, str]] = tables.load_worker_keys()
+        self.on_job_ended: Callable[[Job], None] | None = None
+        self.on_demand: Callable[[EndpointQueue], None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        for account_id, record in tables.load_endpoints():
+            self.queues[(account_id, record["id"])] = EndpointQueue(
+                account_id, record["id"], record
+            )
+        self._loaded = tables.load_jobs()
+
+    # start-up and shutdown ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Put stored jobs back (on the running loop) and start the worker liveness sweep.
+
+        A job that was IN_PROGRESS when the emulator stopped goes back to the queue.
+        """
+        now = now_ms()
+        for doc in self._loaded:
+            job = Job.from_doc(doc)
+            queue = self.endpoint(job.account_id, job.endpoint_id)
+            if queue is None or self._deadline(job) <= now:
+                self.tables.delete_job(job.id)
+                continue
+            if job.status == IN_PROGRESS:
+                job.status = IN_QUEUE
+                job.started_at = None
+                job.worker_id = None
+                self._save(job)
+            self.jobs[job.id] = job
+            queue.jobs[job.id] = job
+            queue.count_move(None, job.status)
+            if job.status == IN_QUEUE:
+                queue.push(job)
+            self._arm_expiry(job)
+        self._loaded = []
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_gone_workers())
+
+    async def stop(self) -> None:
+        """Stop timers and background tasks (state is already on disk)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for job in self.jobs.values():
+            for handle in job.timers.values():
+                handle.cancel()
+
+    # endpoints ---------------------------------------------------------------------------
+
+    def endpoint(self, account_id: str, endpoint_id: str) -> EndpointQueue | None:
+        """The account's endpoint (built-ins are made on first use), or None."""
+        queue = self.queues.get((account_id, endpoint_id))
+        if queue is None and endpoint_id in endpoint_defs.BUILTIN_HANDLERS:
+            queue = EndpointQueue(
+                account_id, endpoint_id, endpoint_defs.builtin_record(endpoint_id)
+            )
+            self.queues[(account_id, endpoint_id)] = queue
+        return queue
+
+    def require_endpoint(self, account_id: str, endpoint_id: str) -> EndpointQueue:
+        """The account's endpoint, or a 404 :class:`QueueError`."""
+        queue = self.endpoint(account_id, endpoint_id)
+        if queue is None:
+            raise endpoint_not_found(endpoint_id)
+        return queue
+
+    def list_endpoints(self, account_id: str) -> list[dict[str, Any]]:
+        """The account's endpoints, built-ins first."""
+        for builtin in endpoint_defs.BUILTIN_HANDLERS:
+            self.endpoint(account_id, builtin)
+        records = [q.record for (acct, _), q in self.queues.items() if acct == account_id]
+        return sorted(records, key=lambda r: (not r.get("builtin"), r["createdAt"]))
+
+    def create_endpoint(
+        self, account_id: str, name: str, handler: str | None, fields: dict[str, Any]
+    ) -> EndpointQueue:
+        """Define an endpoint; its id is ``name`` when that is free and URL-safe."""
+        endpoint_id = name
+        if (
+            endpoint_defs.check_endpoint_id(name) is not None
+            or self.endpoint(account_id, name) is not None
+        ):
+            endpoint_id = endpoint_defs.generated_endpoint_id()
+        if handler is not None:
+            handler = endpoint_defs.absolute_handler(handler)
+        record = endpoint_defs.endpoint_record(endpoint_id, name, handler=handler, fields=fields)
+        self.tables.save_endpoint(account_id, record)
+        queue = EndpointQueue(account_id, endpoint_id, record)
+        self.queues[queue.key] = queue
+        return queue
+
+    def delete_endpoint(self, queue: EndpointQueue) -> None:
+        """Remove an endpoint with its jobs (waiting workers get 404 next time)."""
+        for job in list(queue.jobs.values()):
+            self._forget(job)
+        self.tables.delete_endpoint(queue.account_id, queue.endpoint_id)
+        for digest, owner in list(self.worker_keys.items()):
+            if owner == queue.key:
+                del self.worker_keys[digest]
+        for taker in queue.takers:
+            if not taker.done():
+                taker.set_result(None)
+        self.queues.pop(queue.key, None)
+
+    # worker keys -------------------------------------------------------------------------
+
+    def mint_worker_key(self, queue: EndpointQueue, *, persist: bool = True) -> str:
+        """A new worker key for this endpoint of this account (only its digest is kept)."""
+        worker_key = "wk_" + secrets.token_urlsafe(24)
+        digest = (
+            self.tables.add_worker_key(worker_key, *queue.key)
+            if persist
+            else key_digest(worker_key)
+        )
+        self.worker_keys[digest] = queue.key
+        return worker_key
+
+    def worker_scope(self, worker_key: str) -> tuple[str, str] | None:
+        """``(account_id, endpoint_id)`` a worker key serves, or None."""
+        return self.worker_keys.get(key_digest(worker_key))
+
+    # client operations -------------------------------------------------------------------
+
+    def submit(
+        self, queue: EndpointQueue, body: dict[str, Any], kind: str, wait_ms: int = 0
+    ) -> Job:
+        """Accept a validated submission body (``kind`` ``run`` or ``sync``)."""
+        now = now_ms()
+        policy = body.get("policy") or {}
+        scale = self.settings.time_scale
+        if kind == "sync":
+            retention = min(max(RUNSYNC_RETENTION_MS, wait_ms), RUNSYNC_RETENTION_MAX_MS)
+        else:
+            retention = RUN_RETENTION_MS
+        job = Job(
+            id=new_job_id(kind),
+            account_id=queue.account_id,
+            endpoint_id=queue.endpoint_id,
+            kind=kind,
+            input=body["input"],
+            webhook=body.get("webhook"),
+            policy=body.get("policy"),
+            s3_config=body.get("s3Config"),
+            status=IN_QUEUE,
+            submitted_at=now,
+            queued_at=now,
+            low_priority=bool(policy.get("lowPriority", False)),
+            execution_timeout_ms=int(
+                policy.get("executionTimeout") or queue.record.get("timeout") or 600_000
+            ),
+            ttl_deadline=now + int(int(policy.get("ttl") or TTL_DEFAULT_MS) * scale),
+            retention_ms=retention,
+        )
+        self.jobs[job.id] = job
+        queue.jobs[job.id] = job
+        queue.count_move(None, IN_QUEUE)
+        self._save(job)
+        queue.push(job)
+        self._arm_expiry(job)
+        if not job.low_priority and self.on_demand is not None:
+            self.on_demand(queue)
+        return job
+
+    def find_job(self, queue: EndpointQueue, job_id: str) -> Job:
+        """A job of this endpoint, or 404."""
+        job = queue.jobs.get(job_id)
+        if job is None:
+            raise job_not_found(job_id)
+        return job
+
+    async def wait_done(self, job: Job, timeout: float) -> None:
+        """Hold until the job ends (or is deleted) or ``timeout`` seconds pass."""
+        if job.terminal or job.id not in self.jobs:
+            return
+        if job.done_event is None:
+            job.done_event = asyncio.Event()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(job.done_event.wait(), timeout)
+
+    def set_ttl(self, job: Job, ttl_ms: int) -> None:
+        """``?ttl=``: the job's time to live, counted from its submission."""
+        job.ttl_deadline = job.submitted_at + int(ttl_ms * self.settings.time_scale)
+        self._save(job)
+        if job.ttl_deadline <= now_ms():
+            self._expire(job)
+        else:
+            self._arm_expiry(job)
+
+    def cancel(self, job: Job) -> None:
+        """IN_QUEUE or IN_PROGRESS → CANCELLED (a running job's worker is told to stop)."""
+        if job.terminal:
+            return
+        queue = self.queues[job.key]
+        if job.status == IN_QUEUE:
+            queue.remove(job)
+        else:
+            self._release_worker(job, stop=True)
+        self._finish(job, CANCELLED)
+
+    def retry(self, job: Job) -> None:
+        """FAILED or TIMED_OUT → IN_QUEUE: same id and input, previous output removed."""
+        if job.status not in (FAILED, TIMED_OUT):
+            raise QueueError(
+                400,
+                f"job {job.id} is {job.status}; only FAILED or TIMED_OUT jobs can be retried",
+            )
+        queue = self.queues[job.key]
+        job.clear_result()
+        job.retried += 1
+        job.queued_at = now_ms()
+        self._move(job, IN_QUEUE)
+        self._save(job)
+        queue.push(job)
+        self._arm_expiry(job)
+        if not job.low_priority and self.on_demand is not None:
+            self.on_demand(queue)
+
+    def purge(self, queue: EndpointQueue) -> int:
+        """Cancel every waiting job (running ones go on); how many were removed."""
+        removed = [*queue.queued.values(), *queue.queued_low.values()]
+        queue.queued.clear()
+        queue.queued_low.clear()
+        for job in removed:
+            self._finish(job, CANCELLED)
+        return len(removed)
+
+    async def drain_stream(self, job: Job, wait: float) -> dict[str, Any]:
+        """``/stream``: hold until a chunk or the end (or ``wait`` s), then drain the buffer."""
+        if not job.chunks and not job.terminal:
+            if job.chunk_event is None:
+                job.chunk_event = asyncio.Event()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(job.chunk_event.wait(), wait)
+            if job.id not in self.jobs:
+                raise job_not_found(job.id)
+        chunks, job.chunks = job.chunks, []
+        return {"status": job.status, "stream": [{"output": c} for c in chunks]}
+
+    # worker operations -------------------------------------------------------------------
+
+    async def take(
+        self, queue: EndpointQueue, worker_id: str, count: int, wait: float
+    ) -> list[Job]:
+        """Up to ``count`` jobs for a worker, holding up to ``wait`` s while none waits."""
+        worker = queue.worker(worker_id)
+        worker.in_flight += 1
+        try:
+            deadline = time.monotonic() + wait
+            loop = asyncio.get_running_loop()
+            while not queue.waiting():
+                left = deadline - time.monotonic()
+                if left <= 0 or self.queues.get(queue.key) is not queue:
+                    return []
+                taker: asyncio.Future[None] = loop.create_future()
+                queue.takers.append(taker)
+                try:
+                    await asyncio.wait_for(taker, left)
+                except asyncio.TimeoutError:
+                    return []
+            taken: list[Job] = []
+            while len(taken) < count:
+                job = queue.pop()
+                if job is None:
+                    break
+                self._start(job, worker)
+                taken.append(job)
+            return taken
+        finally:
+            worker.in_flight -= 1
+            worker.touch()
+
+    async def stop_signals(self, queue: EndpointQueue, worker_id: str, wait: float) -> list[str]:
+        """Job ids this worker must stop, holding up to ``wait`` s while there are none."""
+        worker = queue.worker(worker_id)
+        worker.in_flight += 1
+        try:
+            if not worker.stop_ids:
+                waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                worker.stop_waiter = waiter
+                try:
+                    await asyncio.wait_for(waiter, wait)
+                except asyncio.TimeoutError:
+                    pass
+                finally:
+                    if worker.stop_waiter is waiter:
+                        worker.stop_waiter = None
+            ids, worker.stop_ids = worker.stop_ids, []
+            return ids
+        finally:
+            worker.in_flight -= 1
+            worker.touch()
+
+    def result(self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any) -> None:
+        """A job-done post: a progress update, or the job's final result."""
+        worker = queue.worker(worker_id)
+        job = self._running_job(queue, job_id)
+        if not isinstance(body, dict):
+            raise QueueError(400, 'result body must be a JSON object such as {"output": ...}')
+        if body.get("status") == IN_PROGRESS:
+            job.progress = body.get("output")
+            return
+        if "output" in body:
+            job.output = body["output"]
+        failed = body.get("error") not in (None, "")
+        if failed:
+            job.error = body["error"]
+        if body.get("stopPod"):
+            queue.workers.pop(worker.worker_id, None)
+        self._release_worker(job, stop=False)
+        self._finish(job, FAILED if failed else COMPLETED)
+
+    def stream_chunk(
+        self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any, size: int
+    ) -> None:
+        """A job-stream post: buffer the chunk (split when over the size limit)."""
+        queue.worker(worker_id)
+        job = self._running_job(queue, job_id)
+        if not isinstance(body, dict) or "output" not in body:
+            raise QueueError(400, 'stream body must be a JSON object {"output": chunk}')
+        job.chunks.extend(split_chunk(body["output"], size))
+        event = job.chunk_event
+        if event is not None:
+            job.chunk_event = None
+            event.set()
+
+    def ping(self, queue: EndpointQueue, worker_id: str, healthy: bool) -> None:
+        """A heartbeat; an unhealthy one marks the worker gone at once."""
+        queue.worker(worker_id)
+        if not healthy:
+            queue.workers.pop(worker_id, None)
+
+    # internals ---------------------------------------------------------------------------
+
+    def _running_job(self, queue: EndpointQueue, job_id: str) -> Job:
+        job = queue.jobs.get(job_id)
+        if job is None:
+            raise job_not_found(job_id)
+        if job.status != IN_PROGRESS:
+            raise QueueError(409, f"job {job_id} is {job.status}, not IN_PROGRESS; post ignored")
+        return job
+
+    def _move(self, job: Job, status: str) -> None:
+        self.queues[job.key].count_move(job.status, status)
+        job.status = status
+
+    def _save(self, job: Job) -> None:
+        self.tables.save_job(job.to_doc())
+
+    def _start(self, job: Job, worker: WorkerState) -> None:
+        job.started_at = now_ms()
+        job.worker_id = worker.worker_id
+        self._move(job, IN_PROGRESS)
+        worker.running.add(job.id)
+        self._save(job)
+        self._arm(
+            job,
+            "execution",
+            job.started_at + int(job.execution_timeout_ms * self.settings.time_scale),
+            self._time_out,
+        )
+
+    def _release_worker(self, job: Job, *, stop: bool) -> None:
+        worker = self.queues[job.key].workers.get(job.worker_id or "")
+        if worker is not None:
+            worker.running.discard(job.id)
+            if stop:
+                worker.signal_stop(job.id)
+
+    def _finish(self, job: Job, status: str) -> None:
+        job.finished_at = now_ms()
+        job.expires_at = job.finished_at + int(job.retention_ms * self.settings.time_scale)
+        self._move(job, status)
+        self._cancel_timer(job, "execution")
+        self._save(job)
+        self._arm_expiry(job)
+        self._wake(job)
+        if self.on_job_ended is not None:
+            self.on_job_ended(job)
+
+    def _time_out(self, job: Job) -> None:
+        if job.status == IN_PROGRESS:
+            self._release_worker(job, stop=True)
+            self._finish(job, TIMED_OUT)
+
+    def _deadline(self, job: Job) -> int:
+        if job.terminal and job.expires_at is not None:
+            return min(job.ttl_deadline, job.expires_at)
+        return job.ttl_deadline
+
+    def _arm_expiry(self, job: Job) -> None:
+        self._arm(job, "expiry", self._deadline(job), self._expire)
+
+    def _expire(self, job: Job) -> None:
+        if job.status == IN_PROGRESS:
+            self._release_worker(job, stop=True)
+        self._forget(job)
+        self._wake(job)
+
+    def _forget(self, job: Job) -> None:
+        queue = self.queues.get(job.key)
+        if queue is not None:
+            queue.remove(job)
+            queue.jobs.pop(job.id, None)
+            queue.count_move(job.status, None)
+        self.jobs.pop(job.id, None)
+        for handle in job.timers.values():
+            handle.cancel()
+        job.timers.clear()
+        self.tables.delete_job(job.id)
+
+    def _wake(self, job: Job) -> None:
+        for name in ("done_event", "chunk_event"):
+            event = getattr(job, name)
+            if event is not None:
+                setattr(job, name, None)
+                event.set()
+
+    def _arm(self, job: Job, name: str, at_ms: int, action: Callable[[Job], None]) -> None:
+        self._cancel_timer(job, name)
+        delay = max(0.0, (at_ms - now_ms()) / 1000)
+        job.timers[name] = asyncio.get_running_loop().call_later(delay, action, job)
+
+    @staticmethod
+    def _cancel_timer(job: Job, name: str) -> None:
+        handle = job.timers.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    async def _sweep_gone_workers(self) -> None:
+        """Mark workers gone that have not been heard from (their jobs stay IN_PROGRESS
+        until ``executionTimeout``)."""
+        gone_after = self.settings.worker_gone_seconds
+        while True:
+            await asyncio.sleep(max(0.1, gone_after / 4))
+            cutoff = time.monotonic() - gone_after
+            for queue in list(self.queues.values()):
+                for worker_id, worker in list(queue.workers.items()):
+                    if worker.in_flight == 0 and worker.last_seen < cutoff:
+                        log.info(
+                            "worker %s of endpoint %s stopped pinging; marked gone",
+                            worker_id,
+                            queue.endpoint_id,
+                        )
+                        del queue.workers[worker_id]

@@ -1,0 +1,149 @@
+"""A queue job as the broker holds it: its fields, its wire views and its stored form."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from podbook.emulator.broker.limits import TERMINAL
+
+IN_QUEUE = "IN_QUEUE"
+IN_PROGRESS = "IN_PROGRESS"
+COMPLETED = "COMPLETED"
+FAILED = "FAILED"
+CANCELLED = "CANCELLED"
+TIMED_OUT = "TIMED_OUT"
+
+_MISSING: Any = object()
+
+# Fields written to SQLite (everything but the live stream buffer and waiters).
+_STORED = (
+    "id",
+    "account_id",
+    "endpoint_id",
+    "kind",
+    "input",
+    "webhook",
+    "policy",
+    "s3_config",
+    "status",
+    "submitted_at",
+    "queued_at",
+    "started_at",
+    "finished_at",
+    "worker_id",
+    "output",
+    "error",
+    "low_priority",
+    "execution_timeout_ms",
+    "ttl_deadline",
+    "retention_ms",
+    "expires_at",
+    "retried",
+)
+
+
+def new_job_id(kind: str) -> str:
+    """An opaque job id (``sync-`` prefix for ``/runsync``, as the service does)."""
+    base = f"{uuid.uuid4()}-e1"
+    return f"sync-{base}" if kind == "sync" else base
+
+
+class Job:
+    """One job. Times are wall-clock milliseconds; deadlines too (``ttl_deadline``,
+    ``expires_at`` = end of retention once finished)."""
+
+    __slots__ = (*_STORED, "progress", "chunks", "chunk_event", "done_event", "timers")
+
+    def __init__(self, **fields: Any) -> None:
+        self.output: Any = _MISSING
+        self.error: Any = None
+        self.webhook: str | None = None
+        self.policy: dict[str, Any] | None = None
+        self.s3_config: dict[str, Any] | None = None
+        self.started_at: int | None = None
+        self.finished_at: int | None = None
+        self.worker_id: str | None = None
+        self.low_priority = False
+        self.expires_at: int | None = None
+        self.retried = 0
+        for name, value in fields.items():
+            setattr(self, name, value)
+        self.progress: Any = _MISSING
+        self.chunks: list[Any] = []
+        self.chunk_event: asyncio.Event | None = None
+        self.done_event: asyncio.Event | None = None
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(account_id, endpoint_id)``: the queue this job belongs to."""
+        return (self.account_id, self.endpoint_id)
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the job has ended (COMPLETED, FAILED, CANCELLED, TIMED_OUT)."""
+        return self.status in TERMINAL
+
+    def has_output(self) -> bool:
+        """Whether the job has a final output (absent until a result says so)."""
+        return self.output is not _MISSING
+
+    def clear_result(self) -> None:
+        """Forget output, error, progress and the stream (for a retry)."""
+        self.output = _MISSING
+        self.error = None
+        self.progress = _MISSING
+        self.chunks = []
+        self.started_at = None
+        self.finished_at = None
+        self.worker_id = None
+        self.expires_at = None
+
+    def status_record(self, now_ms: int) -> dict[str, Any]:
+        """The ``/status`` body: id, status, delayTime, executionTime, output, error, workerId."""
+        started = self.started_at
+        delay = (started if started is not None else now_ms) - self.queued_at
+        execution = 0
+        if started is not None:
+            execution = (self.finished_at if self.finished_at is not None else now_ms) - started
+        record: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "delayTime": max(0, delay),
+            "executionTime": max(0, execution),
+        }
+        if self.status == IN_PROGRESS:
+            if self.progress is not _MISSING:
+                record["output"] = self.progress
+        elif self.output is not _MISSING:
+            record["output"] = self.output
+        if self.error is not None:
+            record["error"] = self.error
+        if self.worker_id is not None:
+            record["workerId"] = self.worker_id
+        return record
+
+    def work_item(self) -> dict[str, Any]:
+        """What a worker receives from job-take: the whole job object."""
+        item: dict[str, Any] = {"id": self.id, "input": self.input}
+        if self.webhook is not None:
+            item["webhook"] = self.webhook
+        if self.policy is not None:
+            item["policy"] = self.policy
+        if self.s3_config is not None:
+            item["s3Config"] = self.s3_config
+        return item
+
+    def to_doc(self) -> dict[str, Any]:
+        """The stored form (JSON-ready)."""
+        doc = {name: getattr(self, name) for name in _STORED}
+        if doc["output"] is _MISSING:
+            del doc["output"]
+        return doc
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Job:
+        """Rebuild a job from its stored form."""
+        return cls(**{name: doc[name] for name in _STORED if name in doc})

@@ -1,0 +1,157 @@
+"""Worker-facing routes: the protocol unmodified ``runpod.serverless.start`` workers speak.
+
+take ``GET /v2/{ep}/job-take/{worker_id}?``, batch ``GET /v2/{ep}/job-take-batch/{worker_id}?
+&batch_size=N``, stop ``GET /v2/{ep}/job-stop/{worker_id}?``, result ``POST
+/v2/{ep}/job-done/{worker_id}/{job_id}?&isStream=...``, stream ``POST
+/v2/{ep}/job-stream/{worker_id}/{job_id}?``, ping ``GET /v2/{ep}/ping/{worker_id}``.
+Bodies are JSON text whatever the content type (the SDK sends form-encoded JSON). Workers
+authenticate with a worker key of that endpoint (bare or ``Bearer``); the ``Authorization``
+value is never logged. Take and stop long-poll and answer 204 when nothing came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from podbook.emulator.auth import extract_key
+from podbook.emulator.broker.errors import QueueError, error_response
+from podbook.emulator.broker.queues import EndpointQueue
+from podbook.emulator.broker.service import QueueService, queue_service
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.problems import Problem
+
+_OK = b'{"ok":true}'
+
+WorkerHandler = Callable[[Request, EndpointQueue, QueueService], Awaitable[Response]]
+
+
+def worker_queue(request: Request, service: QueueService) -> EndpointQueue:
+    """The endpoint a worker key serves, checked against the path (401/403/404)."""
+    try:
+        worker_key = extract_key(request.headers.get("authorization"), allow_bare=True)
+    except Problem as problem:
+        raise QueueError(401, problem.detail) from None
+    scope = service.broker.worker_scope(worker_key)
+    endpoint_id = request.path_params["endpoint_id"]
+    if scope is None:
+        raise QueueError(
+            401,
+            "invalid worker key; get one with POST /v2/serverless/{endpoint}/worker-keys "
+            "(or run 'podbook worker-env ENDPOINT')",
+        )
+    if scope[1] != endpoint_id:
+        raise QueueError(403, f"this worker key serves endpoint {scope[1]!r}, not {endpoint_id!r}")
+    queue = service.broker.endpoint(*scope)
+    if queue is None:
+        raise QueueError(404, f"endpoint {endpoint_id!r} no longer exists")
+    return queue
+
+
+def worker_route(path: str, handler: WorkerHandler, methods: list[str]) -> Route:
+    """A worker route with worker-key authentication and ``{"error"}`` answers."""
+
+    async def endpoint(request: Request) -> Response:
+        service = queue_service(request)
+        try:
+            queue = worker_queue(request, service)
+            return await handler(request, queue, service)
+        except QueueError as error:
+            return error_response(error)
+
+    endpoint.__name__ = handler.__name__
+    return Route(path, endpoint, methods=methods)
+
+
+async def _json_body(request: Request) -> object:
+    raw = await request.body()
+    try:
+        return orjson.loads(raw) if raw.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        raise QueueError(400, f"body is not valid JSON ({exc}); post JSON text") from None
+
+
+def _batch_size(request: Request) -> int:
+    raw = request.query_params.get("batch_size", "1")
+    if not raw.isdigit() or int(raw) < 1:
+        raise QueueError(400, "batch_size must be a positive integer")
+    return min(int(raw), 1000)
+
+
+async def take(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """One job (200 JSON object) or 204 after the long-poll."""
+    jobs = await service.broker.take(
+        queue, request.path_params["worker_id"], 1, service.settings.take_wait_seconds
+    )
+    if not jobs:
+        return Response(status_code=204)
+    return json_response(jobs[0].work_item())
+
+
+async def take_batch(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """Up to ``batch_size`` jobs (200 JSON list) or 204 after the long-poll."""
+    jobs = await service.broker.take(
+        queue,
+        request.path_params["worker_id"],
+        _batch_size(request),
+        service.settings.take_wait_seconds,
+    )
+    if not jobs:
+        return Response(status_code=204)
+    return json_response([job.work_item() for job in jobs])
+
+
+async def stop(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """``{"jobsToStop": [...]}`` or 204 after the long-poll."""
+    ids = await service.broker.stop_signals(
+        queue, request.path_params["worker_id"], service.settings.stop_wait_seconds
+    )
+    if not ids:
+        return Response(status_code=204)
+    return json_response({"jobsToStop": ids})
+
+
+async def done(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """A result or a progress update."""
+    body = await _json_body(request)
+    service.broker.result(
+        queue, request.path_params["worker_id"], request.path_params["job_id"], body
+    )
+    return Response(_OK, media_type="application/json")
+
+
+async def stream(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """One stream chunk ``{"output": chunk}``."""
+    raw = await request.body()
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise QueueError(400, f"body is not valid JSON ({exc}); post JSON text") from None
+    service.broker.stream_chunk(
+        queue, request.path_params["worker_id"], request.path_params["job_id"], body, len(raw)
+    )
+    return Response(_OK, media_type="application/json")
+
+
+async def ping(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """A heartbeat (``status=unhealthy`` marks the worker gone)."""
+    healthy = request.query_params.get("status", "healthy") != "unhealthy"
+    service.broker.ping(queue, request.path_params["worker_id"], healthy)
+    return json_response({"ok": True})
+
+
+def routes() -> list[BaseRoute]:
+    """The worker-facing routes."""
+    base = "/v2/{endpoint_id}"
+    return [
+        worker_route(f"{base}/job-take/{{worker_id}}", take, ["GET"]),
+        worker_route(f"{base}/job-take-batch/{{worker_id}}", take_batch, ["GET"]),
+        worker_route(f"{base}/job-stop/{{worker_id}}", stop, ["GET"]),
+        worker_route(f"{base}/job-done/{{worker_id}}/{{job_id}}", done, ["POST"]),
+        worker_route(f"{base}/job-stream/{{worker_id}}/{{job_id}}", stream, ["POST"]),
+        worker_route(f"{base}/ping/{{worker_id}}", ping, ["GET"]),
+    ]

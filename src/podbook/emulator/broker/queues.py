@@ -1,0 +1,122 @@
+"""One endpoint's queue: its jobs waiting, its workers, the takers waiting for work.
+
+Everything here runs on the emulator's event loop (no locks). Waiting takers are futures in
+FIFO order: an enqueued job wakes exactly one of them, which then takes from the queue; a
+stop signal wakes the worker's waiting job-stop request. Nothing polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from podbook.emulator.broker.jobs import COMPLETED, FAILED, IN_PROGRESS, IN_QUEUE, Job
+
+
+@dataclass
+class WorkerState:
+    """A worker as the broker sees it: when it was last heard from, what it runs."""
+
+    worker_id: str
+    last_seen: float = field(default_factory=time.monotonic)
+    running: set[str] = field(default_factory=set)
+    stop_ids: list[str] = field(default_factory=list)
+    stop_waiter: asyncio.Future[None] | None = None
+    in_flight: int = 0
+
+    def touch(self) -> None:
+        """Record contact now."""
+        self.last_seen = time.monotonic()
+
+    def signal_stop(self, job_id: str) -> None:
+        """Queue a stop signal for ``job_id`` and wake the waiting job-stop request."""
+        self.stop_ids.append(job_id)
+        waiter = self.stop_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+@dataclass
+class EndpointQueue:
+    """The jobs and workers of one endpoint of one account."""
+
+    account_id: str
+    endpoint_id: str
+    record: dict[str, Any]
+    queued: dict[str, Job] = field(default_factory=dict)
+    queued_low: dict[str, Job] = field(default_factory=dict)
+    takers: deque[asyncio.Future[None]] = field(default_factory=deque)
+    workers: dict[str, WorkerState] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(account_id, endpoint_id)``."""
+        return (self.account_id, self.endpoint_id)
+
+    # counts ------------------------------------------------------------------------------
+
+    def count_move(self, old: str | None, new: str | None) -> None:
+        """Keep per-status counts current when a job moves from ``old`` to ``new``."""
+        if old is not None:
+            self.counts[old] = self.counts.get(old, 0) - 1
+        if new is not None:
+            self.counts[new] = self.counts.get(new, 0) + 1
+
+    def health(self) -> dict[str, Any]:
+        """The ``/health`` body."""
+        running = sum(1 for w in self.workers.values() if w.running)
+        return {
+            "jobs": {
+                "completed": self.counts.get(COMPLETED, 0),
+                "failed": self.counts.get(FAILED, 0),
+                "inProgress": self.counts.get(IN_PROGRESS, 0),
+                "inQueue": self.counts.get(IN_QUEUE, 0),
+                "retried": sum(job.retried for job in self.jobs.values() if job.retried),
+            },
+            "workers": {"idle": len(self.workers) - running, "running": running},
+        }
+
+    # waiting jobs ------------------------------------------------------------------------
+
+    def push(self, job: Job) -> None:
+        """Put a job at the end of its queue and wake one waiting taker."""
+        (self.queued_low if job.low_priority else self.queued)[job.id] = job
+        while self.takers:
+            taker = self.takers.popleft()
+            if not taker.done():
+                taker.set_result(None)
+                break
+
+    def pop(self) -> Job | None:
+        """The oldest waiting job (low-priority ones only when no other waits)."""
+        for pending in (self.queued, self.queued_low):
+            if pending:
+                job_id = next(iter(pending))
+                return pending.pop(job_id)
+        return None
+
+    def remove(self, job: Job) -> bool:
+        """Take ``job`` out of the waiting line; whether it was there."""
+        return (
+            self.queued.pop(job.id, None) is not None
+            or self.queued_low.pop(job.id, None) is not None
+        )
+
+    def waiting(self) -> int:
+        """How many jobs wait."""
+        return len(self.queued) + len(self.queued_low)
+
+    # workers -----------------------------------------------------------------------------
+
+    def worker(self, worker_id: str) -> WorkerState:
+        """The worker's state, registering it on first contact."""
+        state = self.workers.get(worker_id)
+        if state is None:
+            state = self.workers[worker_id] = WorkerState(worker_id)
+        state.touch()
+        return state

@@ -1,0 +1,76 @@
+"""Per-operation queue limits of the seed: per account, per endpoint, per 10 s and at once.
+
+Fixed 10-second windows count requests; a concurrency counter holds the requests in flight
+(a long-poll counts for its whole wait). Beyond either: 429 ``{"error": ...}`` with
+``Retry-After``. Rejected requests do not count.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from podbook.emulator.broker.errors import QueueError
+from podbook.emulator.broker.limits import OPERATION_LIMITS, RATE_WINDOW_SECONDS, OperationLimit
+
+
+@dataclass
+class _Counter:
+    window_start: float = 0.0
+    used: int = 0
+    in_flight: int = 0
+
+
+class QueueRateLimiter:
+    """Counts queue operations per ``(account, endpoint, operation)``."""
+
+    def __init__(
+        self,
+        overrides: dict[str, tuple[int, int | None]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._limits = dict(OPERATION_LIMITS)
+        for op, (rate, concurrent) in (overrides or {}).items():
+            self._limits[op] = OperationLimit(rate, concurrent)
+        self._clock = clock
+        self._counters: dict[tuple[str, str, str], _Counter] = {}
+
+    def acquire(self, account_id: str, endpoint_id: str, op: str) -> _Counter | None:
+        """Count one request (429 :class:`QueueError` beyond); release it when it ends."""
+        limit = self._limits.get(op)
+        if limit is None:
+            return None
+        key = (account_id, endpoint_id, op)
+        counter = self._counters.get(key)
+        if counter is None:
+            counter = self._counters[key] = _Counter()
+        now = self._clock()
+        if now >= counter.window_start + RATE_WINDOW_SECONDS:
+            counter.window_start = now - (now % RATE_WINDOW_SECONDS)
+            counter.used = 0
+        if counter.used >= limit.rate:
+            wait = max(1, math.ceil(counter.window_start + RATE_WINDOW_SECONDS - now))
+            raise QueueError(
+                429,
+                f"rate limit for /{op} exceeded ({limit.rate} requests per 10 s on this "
+                f"endpoint); retry after {wait} s",
+                headers={"Retry-After": str(wait)},
+            )
+        if limit.concurrent is not None and counter.in_flight >= limit.concurrent:
+            raise QueueError(
+                429,
+                f"too many concurrent /{op} requests ({limit.concurrent} at once on this "
+                "endpoint); retry after 1 s",
+                headers={"Retry-After": "1"},
+            )
+        counter.used += 1
+        counter.in_flight += 1
+        return counter
+
+    @staticmethod
+    def release(counter: _Counter | None) -> None:
+        """End a request counted by :meth:`acquire`."""
+        if counter is not None:
+            counter.in_flight -= 1

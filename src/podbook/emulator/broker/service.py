@@ -1,0 +1,100 @@
+"""The queue service as the emulator holds it: broker, worker supervision, webhooks, limits.
+
+Kept in ``Emulator.extras["queue"]``; :func:`queue_service` finds it from a request.
+``start``/``stop`` run in the application's lifespan.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.requests import Request
+
+from podbook.emulator.broker.config import BrokerSettings
+from podbook.emulator.broker.core import Broker, now_ms
+from podbook.emulator.broker.jobs import Job
+from podbook.emulator.broker.persistence import BrokerTables
+from podbook.emulator.broker.queues import EndpointQueue
+from podbook.emulator.broker.ratelimit import QueueRateLimiter
+from podbook.emulator.broker.supervisor import Supervisor
+from podbook.emulator.broker.webhooks import WebhookSender
+from podbook.emulator.settings import DEFAULT_ACCOUNT_ID
+from podbook.emulator.store import Store
+
+log = logging.getLogger("podbook.emulator.broker")
+
+EXTRAS_KEY = "queue"
+
+
+class QueueService:
+    """Everything the queue routes need."""
+
+    def __init__(self, settings: BrokerSettings, store: Store) -> None:
+        self.settings = settings
+        self.broker = Broker(settings, BrokerTables(store))
+        self.limiter = QueueRateLimiter(settings.rate_limits)
+        self.supervisor = Supervisor()
+        self.webhooks = WebhookSender(settings.webhook_retry_seconds * settings.time_scale)
+        self.url = ""
+        self.broker.on_job_ended = self._job_ended
+        self.broker.on_demand = self._ensure_worker
+        self._declare_endpoints()
+
+    def _declare_endpoints(self) -> None:
+        """``--endpoint NAME[=handler]``: (re)define them for the default account."""
+        for declared in self.settings.endpoints:
+            queue = self.broker.endpoint(DEFAULT_ACCOUNT_ID, declared.name)
+            handler = declared.handler
+            if queue is not None and queue.record.get("builtin"):
+                continue
+            if queue is None or queue.record.get("handler") != handler:
+                if queue is not None:
+                    self.broker.delete_endpoint(queue)
+                self.broker.create_endpoint(DEFAULT_ACCOUNT_ID, declared.name, handler, {})
+
+    def start(self, url: str) -> None:
+        """On the running loop: restore jobs; start declared handler endpoints' workers."""
+        self.url = url
+        self.broker.start()
+        for declared in self.settings.endpoints:
+            queue = self.broker.endpoint(DEFAULT_ACCOUNT_ID, declared.name)
+            if queue is not None and declared.handler:
+                self._ensure_worker(queue)
+
+    async def stop(self) -> None:
+        """Stop supervised workers, webhooks and timers."""
+        await self.supervisor.stop_all()
+        await self.webhooks.close()
+        await self.broker.stop()
+
+    def _ensure_worker(self, queue: EndpointQueue) -> None:
+        spec = queue.record.get("handler")
+        if not spec or not self.url:
+            return
+        if queue.record.get("builtin"):
+            concurrency = self.settings.worker_concurrency
+        else:
+            concurrency = max(1, int(queue.record.get("workers", {}).get("max") or 1))
+        self.supervisor.ensure(
+            queue.key,
+            spec,
+            self.url,
+            concurrency,
+            lambda: self.broker.mint_worker_key(queue, persist=False),
+        )
+
+    def _job_ended(self, job: Job) -> None:
+        if job.webhook:
+            body: dict[str, Any] = job.status_record(now_ms())
+            body["input"] = job.input
+            body["webhook"] = job.webhook
+            self.webhooks.send(job.webhook, body)
+
+
+def queue_service(request: Request) -> QueueService:
+    """The queue service of the emulator serving ``request``."""
+    service: QueueService = request.app.state.emulator.extras[EXTRAS_KEY]
+    if not service.url:  # embedded without a known URL: learn it from the first request
+        service.url = str(request.base_url).rstrip("/")
+    return service

@@ -1,0 +1,158 @@
+"""Client-facing queue operations under ``/v2/{endpoint_id}/...``.
+
+run, runsync, status, stream, cancel, retry, purge-queue, health — with the seed's
+per-operation rate limits and ``{"error": ...}`` bodies (not problem+json). Both
+``Authorization: Bearer <key>`` and a bare key are accepted. These routes must be mounted
+after every explicit REST prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from podbook.emulator.auth import authenticate
+from podbook.emulator.broker.core import now_ms
+from podbook.emulator.broker.errors import QueueError, error_response
+from podbook.emulator.broker.jobs import Job
+from podbook.emulator.broker.limits import (
+    STREAM_WAIT_DEFAULT_MS,
+    WAIT_DEFAULT_MS,
+)
+from podbook.emulator.broker.queues import EndpointQueue
+from podbook.emulator.broker.service import QueueService, queue_service
+from podbook.emulator.broker.submission import parse_submission, query_ms
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.problems import Problem
+
+
+@dataclass
+class QueueRequest:
+    """What a queue handler receives: the request, its endpoint and the queue service."""
+
+    request: Request
+    queue: EndpointQueue
+    service: QueueService
+
+    def job(self) -> Job:
+        """The job named in the path (404 when unknown or expired)."""
+        return self.service.broker.find_job(self.queue, self.request.path_params["job_id"])
+
+
+QueueHandler = Callable[[QueueRequest], Awaitable[Response]]
+
+
+def queue_route(
+    path: str, handler: QueueHandler, methods: Sequence[str], operation: str, *, write: bool
+) -> Route:
+    """A route: authenticate (401), find the endpoint (404), count the operation (429)."""
+
+    async def endpoint(request: Request) -> Response:
+        service = queue_service(request)
+        counter = None
+        try:
+            try:
+                caller = authenticate(
+                    request.app.state.emulator.store,
+                    request.headers.get("authorization"),
+                    allow_bare=True,
+                )
+            except Problem as problem:
+                raise QueueError(problem.status, problem.detail) from None
+            queue = service.broker.require_endpoint(
+                caller.account_id, request.path_params["endpoint_id"]
+            )
+            counter = service.limiter.acquire(caller.account_id, queue.endpoint_id, operation)
+            if write and not caller.can_write:
+                raise QueueError(403, "this API key is read-only; use a full-access key")
+            return await handler(QueueRequest(request, queue, service))
+        except QueueError as error:
+            return error_response(error)
+        finally:
+            service.limiter.release(counter)
+
+    endpoint.__name__ = handler.__name__
+    return Route(path, endpoint, methods=list(methods))
+
+
+async def run(req: QueueRequest) -> Response:
+    """``POST /run``: queue a job; ``{"id", "status": "IN_QUEUE"}``."""
+    body = parse_submission(await req.request.body(), "run")
+    job = req.service.broker.submit(req.queue, body, "run")
+    return json_response({"id": job.id, "status": job.status})
+
+
+async def runsync(req: QueueRequest) -> Response:
+    """``POST /runsync``: hold until the job ends or ``wait`` ms pass."""
+    wait_ms = query_ms(req.request.query_params.get("wait"), "wait", WAIT_DEFAULT_MS) or 0
+    body = parse_submission(await req.request.body(), "runsync")
+    broker = req.service.broker
+    job = broker.submit(req.queue, body, "sync", wait_ms)
+    await broker.wait_done(job, wait_ms / 1000)
+    if job.id not in broker.jobs:
+        raise QueueError(404, f"job {job.id} expired (TTL) before it finished")
+    if job.terminal:
+        return json_response(job.status_record(now_ms()))
+    return json_response({"id": job.id, "status": job.status})
+
+
+async def status(req: QueueRequest) -> Response:
+    """``GET /status/{id}`` (``?ttl=`` sets the job's time to live)."""
+    job = req.job()
+    ttl = req.request.query_params.get("ttl")
+    if ttl is not None:
+        req.service.broker.set_ttl(job, query_ms(ttl, "ttl", None) or 0)
+        job = req.job()
+    return json_response(job.status_record(now_ms()))
+
+
+async def stream(req: QueueRequest) -> Response:
+    """``GET /stream/{id}``: long-poll, then drain the chunks buffered since the last call."""
+    wait_ms = query_ms(req.request.query_params.get("wait"), "wait", STREAM_WAIT_DEFAULT_MS) or 0
+    job = req.job()
+    return json_response(await req.service.broker.drain_stream(job, wait_ms / 1000))
+
+
+async def cancel(req: QueueRequest) -> Response:
+    """``POST /cancel/{id}``: a queued job is dropped, a running one stopped."""
+    job = req.job()
+    req.service.broker.cancel(job)
+    return json_response({"id": job.id, "status": job.status})
+
+
+async def retry(req: QueueRequest) -> Response:
+    """``POST /retry/{id}``: FAILED or TIMED_OUT back to the queue."""
+    job = req.job()
+    req.service.broker.retry(job)
+    return json_response({"id": job.id, "status": job.status})
+
+
+async def purge_queue(req: QueueRequest) -> Response:
+    """``POST /purge-queue``: remove the jobs waiting (running ones go on)."""
+    removed = req.service.broker.purge(req.queue)
+    return json_response({"removed": removed, "status": "completed"})
+
+
+async def health(req: QueueRequest) -> Response:
+    """``GET /health``: job counts and workers idle/running."""
+    return json_response(req.queue.health())
+
+
+def routes() -> list[BaseRoute]:
+    """The client-facing queue routes."""
+    base = "/v2/{endpoint_id}"
+    job = "{job_id}"
+    return [
+        queue_route(f"{base}/run", run, ["POST"], "run", write=True),
+        queue_route(f"{base}/runsync", runsync, ["POST"], "runsync", write=True),
+        queue_route(f"{base}/status/{job}", status, ["GET", "POST"], "status", write=False),
+        queue_route(f"{base}/stream/{job}", stream, ["GET", "POST"], "stream", write=False),
+        queue_route(f"{base}/cancel/{job}", cancel, ["POST"], "cancel", write=True),
+        queue_route(f"{base}/retry/{job}", retry, ["POST"], "retry", write=True),
+        queue_route(f"{base}/purge-queue", purge_queue, ["POST"], "purge-queue", write=True),
+        queue_route(f"{base}/health", health, ["GET"], "health", write=False),
+    ]
