@@ -1,0 +1,259 @@
+"""The handle of one queue job: :class:`Job` (sync) and :class:`AsyncJob`.
+
+``endpoint.run(...)`` and ``endpoint.runsync(...)`` return one; ``endpoint.job(id)`` makes
+one for a job submitted earlier. A handle keeps the latest record it saw (``job.record``)
+and talks to the service only through its endpoint's methods.
+
+:class:`JobWatch` holds the I/O-free part of waiting (when to poll again, when to report
+progress, when to give up), shared by both faces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from podbook.errors import InvalidRequest, JobCancelled, JobFailed, JobTimedOut, WaitTimeout
+
+if TYPE_CHECKING:
+    from podbook.api.queue import JobRecord, StreamChunk
+    from podbook.client.resources.queue import AsyncEndpointClient, EndpointClient
+
+__all__ = ["AsyncJob", "Job", "JobWatch", "outcome"]
+
+FIRST_POLL_INTERVAL = 0.05
+"""Seconds before the first ``/status`` poll of a wait; the interval then grows."""
+MAX_POLL_INTERVAL = 1.0
+"""Longest pause between two ``/status`` polls of a wait."""
+POLL_GROWTH = 1.5
+
+
+class JobWatch:
+    """The I/O-free logic of :meth:`Job.wait`: report changes, pace polls, give up in time.
+
+    ``observe(record)`` returns True once the job has ended and calls ``on_progress`` with
+    every record whose status or progress output differs from the previous one;
+    ``next_sleep()`` returns the pause before the next poll, growing from
+    ``FIRST_POLL_INTERVAL`` to ``max_interval`` (and back to the first after a change), or
+    raises :class:`~podbook.errors.WaitTimeout` once ``timeout`` seconds have passed.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        timeout: float | None = None,
+        on_progress: Callable[[JobRecord], Any] | None = None,
+        *,
+        max_interval: float = MAX_POLL_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if timeout is not None and timeout < 0:
+            raise InvalidRequest(f"timeout must be >= 0 seconds, not {timeout!r}", status=400)
+        if max_interval <= 0:
+            raise InvalidRequest("poll interval must be positive", status=400)
+        self.label = label
+        self.timeout = timeout
+        self.on_progress = on_progress
+        self.max_interval = max_interval
+        self._clock = clock
+        self._deadline = None if timeout is None else clock() + timeout
+        self._interval = min(FIRST_POLL_INTERVAL, max_interval)
+        self._seen: tuple[str, Any] | None = None
+        self.last_status = "unknown"
+
+    def observe(self, record: JobRecord) -> bool:
+        """Take a fresh record; True when the job has ended."""
+        self.last_status = record.status
+        key = (record.status, record.output)
+        if key != self._seen:
+            self._seen = key
+            self._interval = min(FIRST_POLL_INTERVAL, self.max_interval)
+            if self.on_progress is not None:
+                self.on_progress(record)
+        return record.is_terminal
+
+    def next_sleep(self) -> float:
+        """Seconds to pause before the next poll; raises ``WaitTimeout`` when time is up."""
+        delay = self._interval
+        self._interval = min(self.max_interval, self._interval * POLL_GROWTH)
+        if self._deadline is None:
+            return delay
+        remaining = self._deadline - self._clock()
+        if remaining <= 0:
+            raise WaitTimeout(self.label, "a final status", self.last_status, self.timeout or 0.0)
+        return min(delay, remaining)
+
+
+def outcome(job_id: str, endpoint_id: str, record: JobRecord) -> Any:
+    """The output of an ended job, or the exception that says why there is none.
+
+    COMPLETED → ``record.output``; FAILED → :class:`JobFailed` (with the handler's error);
+    TIMED_OUT → :class:`JobTimedOut`; CANCELLED → :class:`JobCancelled`.
+    """
+    if record.status == "FAILED":
+        raise JobFailed(job_id, endpoint_id, record.job_error, record)
+    if record.status == "TIMED_OUT":
+        raise JobTimedOut(job_id, endpoint_id, record)
+    if record.status == "CANCELLED":
+        raise JobCancelled(job_id, endpoint_id, record)
+    return record.output
+
+
+class _JobBase:
+    def __init__(self, job_id: str, endpoint_id: str, record: JobRecord | None) -> None:
+        self.id = job_id
+        self.endpoint_id = endpoint_id
+        self.record: JobRecord | None = record
+        """The latest record seen (from submission, status, wait, cancel or retry)."""
+        self._streamed_status: str | None = None
+
+    @property
+    def last_status(self) -> str:
+        """The latest status seen, without asking the service (``"unknown"`` before any)."""
+        if self._streamed_status is not None:
+            return self._streamed_status
+        return self.record.status if self.record is not None else "unknown"
+
+    @property
+    def done(self) -> bool:
+        """Whether the latest status seen is final (COMPLETED, FAILED, CANCELLED, TIMED_OUT)."""
+        from podbook.api.queue import TERMINAL_JOB_STATUSES
+
+        return self.last_status in TERMINAL_JOB_STATUSES
+
+    @property
+    def label(self) -> str:
+        """How this job is named in messages."""
+        return f"job {self.id} on endpoint {self.endpoint_id}"
+
+    def _keep(self, record: JobRecord) -> JobRecord:
+        self.record = record
+        self._streamed_status = None
+        return record
+
+    def _note_stream_status(self, status: str) -> None:
+        self._streamed_status = status
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.id} on {self.endpoint_id}: {self.last_status}>"
+
+
+class Job(_JobBase):
+    """A queue job: status, wait, output, stream, cancel and retry."""
+
+    def __init__(
+        self, endpoint: EndpointClient, job_id: str, record: JobRecord | None = None
+    ) -> None:
+        super().__init__(job_id, endpoint.id, record)
+        self._endpoint = endpoint
+
+    def status(self, *, ttl: int | None = None) -> JobRecord:
+        """The job's current record (``GET /status``); ``ttl`` ms sets its time to live."""
+        return self._keep(self._endpoint.status(self.id, ttl=ttl))
+
+    def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        on_progress: Callable[[JobRecord], Any] | None = None,
+        poll_interval: float = MAX_POLL_INTERVAL,
+    ) -> JobRecord:
+        """Poll until the job has ended and return its final record (it does not raise
+        for FAILED and friends: :meth:`output` does).
+
+        ``on_progress(record)`` sees every change of status or progress output.
+        ``timeout`` (seconds, None = no limit) raises :class:`~podbook.errors.WaitTimeout`;
+        the job keeps running. ``poll_interval`` caps the pause between two polls.
+        """
+        watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
+        if self.record is not None and self.record.is_terminal and self._streamed_status is None:
+            watch.observe(self.record)
+            return self.record
+        while True:
+            if watch.observe(self.status()):
+                return self.record  # type: ignore[return-value]
+            time.sleep(watch.next_sleep())
+
+    def output(self, timeout: float | None = None) -> Any:
+        """Wait for the job and return its output; raises :class:`~podbook.errors.JobFailed`
+        (``.error`` has the handler's type, message and traceback),
+        :class:`~podbook.errors.JobTimedOut` or :class:`~podbook.errors.JobCancelled`."""
+        return outcome(self.id, self.endpoint_id, self.wait(timeout))
+
+    def stream(self) -> Iterator[Any]:
+        """The streamed outputs as they arrive; ends when the job has ended and all is drained."""
+        for chunk in self.stream_chunks():
+            yield chunk.output
+
+    def stream_chunks(self) -> Iterator[StreamChunk]:
+        """The streamed chunks (``output`` and ``metrics``) as they arrive."""
+        for batch in self._endpoint.stream_batches(self.id):
+            self._note_stream_status(batch.status)
+            yield from batch.stream
+
+    def cancel(self) -> JobRecord:
+        """Cancel the job (queued: dropped; running: stopped). Answers at once."""
+        return self._keep(self._endpoint.cancel(self.id))
+
+    def retry(self) -> Job:
+        """Queue a FAILED or TIMED_OUT job again (same id, original input); returns ``self``."""
+        self._keep(self._endpoint.retry(self.id))
+        return self
+
+
+class AsyncJob(_JobBase):
+    """The async twin of :class:`Job`: the same methods, awaitable."""
+
+    def __init__(
+        self, endpoint: AsyncEndpointClient, job_id: str, record: JobRecord | None = None
+    ) -> None:
+        super().__init__(job_id, endpoint.id, record)
+        self._endpoint = endpoint
+
+    async def status(self, *, ttl: int | None = None) -> JobRecord:
+        """The job's current record (``GET /status``)."""
+        return self._keep(await self._endpoint.status(self.id, ttl=ttl))
+
+    async def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        on_progress: Callable[[JobRecord], Any] | None = None,
+        poll_interval: float = MAX_POLL_INTERVAL,
+    ) -> JobRecord:
+        """Poll until the job has ended; see :meth:`Job.wait`."""
+        watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
+        if self.record is not None and self.record.is_terminal and self._streamed_status is None:
+            watch.observe(self.record)
+            return self.record
+        while True:
+            if watch.observe(await self.status()):
+                return self.record  # type: ignore[return-value]
+            await asyncio.sleep(watch.next_sleep())
+
+    async def output(self, timeout: float | None = None) -> Any:
+        """Wait for the job and return its output; see :meth:`Job.output`."""
+        return outcome(self.id, self.endpoint_id, await self.wait(timeout))
+
+    async def stream(self) -> AsyncIterator[Any]:
+        """The streamed outputs as they arrive."""
+        async for chunk in self.stream_chunks():
+            yield chunk.output
+
+    async def stream_chunks(self) -> AsyncIterator[StreamChunk]:
+        """The streamed chunks (``output`` and ``metrics``) as they arrive."""
+        async for batch in self._endpoint.stream_batches(self.id):
+            self._note_stream_status(batch.status)
+            for chunk in batch.stream:
+                yield chunk
+
+    async def cancel(self) -> JobRecord:
+        """Cancel the job."""
+        return self._keep(await self._endpoint.cancel(self.id))
+
+    async def retry(self) -> AsyncJob:
+        """Queue a FAILED or TIMED_OUT job again; returns ``self``."""
+        self._keep(await self._endpoint.retry(self.id))
+        return self

@@ -1,0 +1,427 @@
+"""Queue endpoints: ``client.endpoint(ID)`` — run, runsync, status, stream, cancel, retry,
+purge-queue and health of one serverless endpoint.
+
+Requests are checked before they are sent, with the limits of :mod:`podbook.api.queue`
+(payload size on the encoded JSON, ``wait``, ``ttl``, ``executionTimeout``); a request the
+service would refuse raises :class:`~podbook.errors.InvalidRequest` and nothing is sent.
+Queue error bodies (``{"error": ...}``) become the same typed exceptions as REST errors.
+Retries follow the client's :class:`~podbook.client.core.RetryPolicy`: a 429 is retried
+after ``Retry-After`` (or an exponential backoff); a POST whose fate is unknown (``/run``,
+``/runsync``, ``/cancel``, ...) is never resent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from podbook.client.core import Call, invalid_request_from
+from podbook.client.jobs import AsyncJob, Job
+from podbook.client.resources.base import model_parser, path_id, wire_keys
+from podbook.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from podbook.api.queue import (
+        HealthResponse,
+        JobPolicy,
+        JobRecord,
+        PurgeResponse,
+        QueueOperation,
+        S3Config,
+        StreamChunk,
+        StreamResponse,
+    )
+    from podbook.client._async import AsyncClient
+    from podbook.client._sync import Client
+
+__all__ = ["AsyncEndpointClient", "EndpointClient", "queue_calls", "submission_body"]
+
+RUNSYNC_TIMEOUT_MARGIN = 15.0
+"""Seconds a ``/runsync`` request may take beyond its ``wait`` before the client gives up."""
+STREAM_TIMEOUT_MARGIN = 15.0
+"""Seconds a ``/stream`` long-poll may take beyond its hold before the client gives up."""
+
+
+def _queue():
+    from podbook.api import queue
+
+    return queue
+
+
+def _rejected(exc: Exception) -> InvalidRequest:
+    return invalid_request_from(exc)  # type: ignore[arg-type]
+
+
+def _policy_wire(policy: JobPolicy | Mapping[str, Any]) -> Any:
+    from pydantic import BaseModel
+
+    from podbook.api.base import to_wire
+
+    if isinstance(policy, BaseModel):
+        return to_wire(policy)
+    if isinstance(policy, Mapping):
+        return wire_keys(dict(policy))
+    return policy  # refused by the schema with a clear line
+
+
+def submission_body(
+    operation: QueueOperation,
+    input: Mapping[str, Any],
+    *,
+    webhook: str | None = None,
+    policy: JobPolicy | Mapping[str, Any] | None = None,
+    s3_config: S3Config | Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The wire body of a ``/run`` or ``/runsync`` submission, checked against the contract.
+
+    ``input`` is sent exactly as given (its keys are the handler's, never renamed);
+    ``policy`` and ``s3_config`` may use snake_case or camelCase keys. Raises
+    :class:`InvalidRequest` (nothing sent) for a body the service would refuse: too large
+    once encoded (10 MB ``/run``, 20 MB ``/runsync``), ``ttl``/``executionTimeout`` out of
+    range, unknown properties, ``input`` not an object.
+    """
+    queue = _queue()
+    body: dict[str, Any] = {"input": dict(input) if isinstance(input, Mapping) else input}
+    if webhook is not None:
+        body["webhook"] = webhook
+    if policy is not None:
+        body["policy"] = _policy_wire(policy)
+    if s3_config is not None:
+        body["s3Config"] = _policy_wire(s3_config)
+    try:
+        queue.validate_submission(body, operation)
+    except queue.RequestRejected as exc:
+        raise _rejected(exc) from None
+    return body
+
+
+def _checked(check: Any, value: Any) -> int:
+    queue = _queue()
+    try:
+        return check(value)
+    except queue.RequestRejected as exc:
+        raise _rejected(exc) from None
+
+
+class queue_calls:  # noqa: N801 - a namespace of call builders, used like a module
+    """Pure builders of the queue calls of one endpoint (no I/O)."""
+
+    @staticmethod
+    def run(endpoint_id: str, body: dict[str, Any]) -> Call[JobRecord]:
+        """``POST /v2/{endpoint}/run`` with a checked submission body."""
+        return Call(
+            "POST",
+            f"/v2/{endpoint_id}/run",
+            base="queue",
+            json=body,
+            parse=model_parser(_queue().JobRecord),
+        )
+
+    @staticmethod
+    def runsync(endpoint_id: str, body: dict[str, Any], wait: int | None) -> Call[JobRecord]:
+        """``POST /v2/{endpoint}/runsync?wait=`` (the read timeout covers the wait)."""
+        queue = _queue()
+        params = None
+        hold_ms = queue.WAIT_DEFAULT_MS
+        if wait is not None:
+            hold_ms = _checked(queue.check_wait, wait)
+            params = {"wait": str(hold_ms)}
+        return Call(
+            "POST",
+            f"/v2/{endpoint_id}/runsync",
+            base="queue",
+            params=params,
+            json=body,
+            parse=model_parser(queue.JobRecord),
+            timeout=hold_ms / 1000 + RUNSYNC_TIMEOUT_MARGIN,
+        )
+
+    @staticmethod
+    def status(endpoint_id: str, job_id: Any, ttl: int | None = None) -> Call[JobRecord]:
+        """``GET /v2/{endpoint}/status/{job}`` (``?ttl=`` sets the job's time to live)."""
+        queue = _queue()
+        params = None if ttl is None else {"ttl": str(_checked(queue.check_ttl, ttl))}
+        return Call(
+            "GET",
+            f"/v2/{endpoint_id}/status/{path_id(job_id, 'job id')}",
+            base="queue",
+            params=params,
+            parse=model_parser(queue.JobRecord),
+        )
+
+    @staticmethod
+    def stream(endpoint_id: str, job_id: Any, wait: int | None = None) -> Call[StreamResponse]:
+        """``GET /v2/{endpoint}/stream/{job}``: drains the chunks buffered since the last call.
+
+        The service holds the request while there is nothing to say (about 10 s, or
+        ``wait`` ms); the read timeout covers that hold.
+        """
+        queue = _queue()
+        params = None
+        hold_ms = queue.STREAM_WAIT_DEFAULT_MS
+        if wait is not None:
+            hold_ms = _checked(queue.check_wait, wait)
+            params = {"wait": str(hold_ms)}
+        return Call(
+            "GET",
+            f"/v2/{endpoint_id}/stream/{path_id(job_id, 'job id')}",
+            base="queue",
+            params=params,
+            parse=model_parser(queue.StreamResponse),
+            timeout=hold_ms / 1000 + STREAM_TIMEOUT_MARGIN,
+        )
+
+    @staticmethod
+    def cancel(endpoint_id: str, job_id: Any) -> Call[JobRecord]:
+        """``POST /v2/{endpoint}/cancel/{job}``."""
+        return Call(
+            "POST",
+            f"/v2/{endpoint_id}/cancel/{path_id(job_id, 'job id')}",
+            base="queue",
+            parse=model_parser(_queue().JobRecord),
+        )
+
+    @staticmethod
+    def retry(endpoint_id: str, job_id: Any) -> Call[JobRecord]:
+        """``POST /v2/{endpoint}/retry/{job}`` (FAILED or TIMED_OUT jobs, before expiry)."""
+        return Call(
+            "POST",
+            f"/v2/{endpoint_id}/retry/{path_id(job_id, 'job id')}",
+            base="queue",
+            parse=model_parser(_queue().JobRecord),
+        )
+
+    @staticmethod
+    def purge_queue(endpoint_id: str) -> Call[PurgeResponse]:
+        """``POST /v2/{endpoint}/purge-queue`` (queued jobs only)."""
+        return Call(
+            "POST",
+            f"/v2/{endpoint_id}/purge-queue",
+            base="queue",
+            parse=model_parser(_queue().PurgeResponse),
+        )
+
+    @staticmethod
+    def health(endpoint_id: str) -> Call[HealthResponse]:
+        """``GET /v2/{endpoint}/health``."""
+        return Call(
+            "GET",
+            f"/v2/{endpoint_id}/health",
+            base="queue",
+            parse=model_parser(_queue().HealthResponse),
+        )
+
+
+def _chunks(batch: StreamResponse) -> list[StreamChunk]:
+    return list(batch.stream)
+
+
+class _EndpointBase:
+    def __init__(self, endpoint_id: Any) -> None:
+        self._path_id = path_id(endpoint_id, "endpoint id")
+        self.id: str = getattr(endpoint_id, "id", endpoint_id).strip()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.id!r}>"
+
+
+class EndpointClient(_EndpointBase):
+    """One queue endpoint of a :class:`~podbook.client.Client`: ``client.endpoint("echo")``."""
+
+    def __init__(self, client: Client, endpoint_id: str) -> None:
+        super().__init__(endpoint_id)
+        self._client = client
+
+    def job(self, job_id: str) -> Job:
+        """A :class:`Job` handle for a job submitted earlier (nothing is sent)."""
+        path_id(job_id, "job id")
+        return Job(self, job_id)
+
+    def run(
+        self,
+        input: Mapping[str, Any],
+        *,
+        webhook: str | None = None,
+        policy: JobPolicy | Mapping[str, Any] | None = None,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> Job:
+        """Submit a job (``POST /run``) and return its :class:`Job` handle (IN_QUEUE).
+
+        ``policy``: ``{"execution_timeout": ms, "ttl": ms, "low_priority": bool}``
+        (camelCase keys too). Never resent: if the answer is lost, the job may or may not
+        exist, and a :class:`~podbook.errors.ConnectionFailed` says so.
+        """
+        body = submission_body("run", input, webhook=webhook, policy=policy, s3_config=s3_config)
+        record = self._client.request(queue_calls.run(self._path_id, body))
+        return Job(self, record.id, record)
+
+    def runsync(
+        self,
+        input: Mapping[str, Any],
+        *,
+        wait: int | None = None,
+        timeout: float | None = None,
+        webhook: str | None = None,
+        policy: JobPolicy | Mapping[str, Any] | None = None,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> Job:
+        """Run a job and wait for it (``POST /runsync?wait=ms``); returns its finished :class:`Job`.
+
+        When the job does not finish within ``wait`` (1000..300000 ms, default 90000), the
+        service answers with its id and a running status, and this goes on with ``/status``
+        until the job ends — or until ``timeout`` seconds have passed in all
+        (:class:`~podbook.errors.WaitTimeout`; the job keeps running). The returned job's
+        :meth:`Job.output` gives the result or raises ``JobFailed``/``JobTimedOut``/...
+        """
+        body = submission_body(
+            "runsync", input, webhook=webhook, policy=policy, s3_config=s3_config
+        )
+        watch_start = _monotonic()
+        record = self._client.request(queue_calls.runsync(self._path_id, body, wait))
+        job = Job(self, record.id, record)
+        if not record.is_terminal:
+            remaining = (
+                None if timeout is None else max(0.0, timeout - (_monotonic() - watch_start))
+            )
+            job.wait(timeout=remaining)
+        return job
+
+    def status(self, job_id: Any, *, ttl: int | None = None) -> JobRecord:
+        """The job's record (``GET /status``); ``ttl`` (ms, 10 s..7 d) sets its time to live."""
+        return self._client.request(queue_calls.status(self._path_id, job_id, ttl))
+
+    def stream_batches(self, job_id: Any, *, wait: int | None = None) -> Iterator[StreamResponse]:
+        """Every ``/stream`` answer (status plus the chunks drained), until the job has ended
+        and nothing is left; each call long-polls, so a chunk arrives as soon as it exists."""
+        call = queue_calls.stream(self._path_id, job_id, wait)
+        while True:
+            batch = self._client.request(call)
+            yield batch
+            if batch.is_terminal and not batch.stream:
+                return
+
+    def stream_chunks(self, job_id: Any, *, wait: int | None = None) -> Iterator[StreamChunk]:
+        """The streamed chunks (``output`` and ``metrics``), in order, until the job ends."""
+        for batch in self.stream_batches(job_id, wait=wait):
+            yield from _chunks(batch)
+
+    def stream(self, job_id: Any, *, wait: int | None = None) -> Iterator[Any]:
+        """The streamed outputs, in order; ends on every terminal status (CANCELLED too)."""
+        for chunk in self.stream_chunks(job_id, wait=wait):
+            yield chunk.output
+
+    def cancel(self, job_id: Any) -> JobRecord:
+        """Cancel a queued or running job (``POST /cancel``); answers at once (CANCELLED)."""
+        return self._client.request(queue_calls.cancel(self._path_id, job_id))
+
+    def retry(self, job_id: Any) -> JobRecord:
+        """Queue a FAILED or TIMED_OUT job again: same id, original input (``POST /retry``)."""
+        return self._client.request(queue_calls.retry(self._path_id, job_id))
+
+    def purge_queue(self) -> PurgeResponse:
+        """Remove every queued job (running jobs continue); ``.removed`` counts them."""
+        return self._client.request(queue_calls.purge_queue(self._path_id))
+
+    def health(self) -> HealthResponse:
+        """Job and worker counts of the endpoint (``GET /health``)."""
+        return self._client.request(queue_calls.health(self._path_id))
+
+
+class AsyncEndpointClient(_EndpointBase):
+    """One queue endpoint of an :class:`~podbook.client.AsyncClient`; awaitable methods."""
+
+    def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
+        super().__init__(endpoint_id)
+        self._client = client
+
+    def job(self, job_id: str) -> AsyncJob:
+        """An :class:`AsyncJob` handle for a job submitted earlier (nothing is sent)."""
+        path_id(job_id, "job id")
+        return AsyncJob(self, job_id)
+
+    async def run(
+        self,
+        input: Mapping[str, Any],
+        *,
+        webhook: str | None = None,
+        policy: JobPolicy | Mapping[str, Any] | None = None,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> AsyncJob:
+        """Submit a job (``POST /run``); see :meth:`EndpointClient.run`."""
+        body = submission_body("run", input, webhook=webhook, policy=policy, s3_config=s3_config)
+        record = await self._client.request(queue_calls.run(self._path_id, body))
+        return AsyncJob(self, record.id, record)
+
+    async def runsync(
+        self,
+        input: Mapping[str, Any],
+        *,
+        wait: int | None = None,
+        timeout: float | None = None,
+        webhook: str | None = None,
+        policy: JobPolicy | Mapping[str, Any] | None = None,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> AsyncJob:
+        """Run a job and wait for it; see :meth:`EndpointClient.runsync`."""
+        body = submission_body(
+            "runsync", input, webhook=webhook, policy=policy, s3_config=s3_config
+        )
+        watch_start = _monotonic()
+        record = await self._client.request(queue_calls.runsync(self._path_id, body, wait))
+        job = AsyncJob(self, record.id, record)
+        if not record.is_terminal:
+            remaining = (
+                None if timeout is None else max(0.0, timeout - (_monotonic() - watch_start))
+            )
+            await job.wait(timeout=remaining)
+        return job
+
+    async def status(self, job_id: Any, *, ttl: int | None = None) -> JobRecord:
+        """The job's record (``GET /status``); see :meth:`EndpointClient.status`."""
+        return await self._client.request(queue_calls.status(self._path_id, job_id, ttl))
+
+    async def stream_batches(
+        self, job_id: Any, *, wait: int | None = None
+    ) -> AsyncIterator[StreamResponse]:
+        """Every ``/stream`` answer until the job has ended and nothing is left."""
+        call = queue_calls.stream(self._path_id, job_id, wait)
+        while True:
+            batch = await self._client.request(call)
+            yield batch
+            if batch.is_terminal and not batch.stream:
+                return
+
+    async def stream_chunks(
+        self, job_id: Any, *, wait: int | None = None
+    ) -> AsyncIterator[StreamChunk]:
+        """The streamed chunks (``output`` and ``metrics``), in order, until the job ends."""
+        async for batch in self.stream_batches(job_id, wait=wait):
+            for chunk in _chunks(batch):
+                yield chunk
+
+    async def stream(self, job_id: Any, *, wait: int | None = None) -> AsyncIterator[Any]:
+        """The streamed outputs, in order; ends on every terminal status (CANCELLED too)."""
+        async for chunk in self.stream_chunks(job_id, wait=wait):
+            yield chunk.output
+
+    async def cancel(self, job_id: Any) -> JobRecord:
+        """Cancel a queued or running job (``POST /cancel``)."""
+        return await self._client.request(queue_calls.cancel(self._path_id, job_id))
+
+    async def retry(self, job_id: Any) -> JobRecord:
+        """Queue a FAILED or TIMED_OUT job again (``POST /retry``)."""
+        return await self._client.request(queue_calls.retry(self._path_id, job_id))
+
+    async def purge_queue(self) -> PurgeResponse:
+        """Remove every queued job (``POST /purge-queue``)."""
+        return await self._client.request(queue_calls.purge_queue(self._path_id))
+
+    async def health(self) -> HealthResponse:
+        """Job and worker counts of the endpoint (``GET /health``)."""
+        return await self._client.request(queue_calls.health(self._path_id))
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
