@@ -344,3 +344,13 @@ def test_invalid_vcpu_count_for_flavor_is_400(http):
     )
     assert str(too_many) in result["detail"]
     problem(http.post("/v2/pods", json=cpu_pod(cpu={"id": "cpu-unknown", "vcpuCount": 2})), 400)
+
+
+def test_gpu_count_beyond_the_largest_machine_is_a_clear_400(http):
+    gpus = {g["id"]: g for g in http.get("/v2/catalog/gpus").json()["gpus"]}
+    largest = gpus[GPU]["maxCount"]["secure"]
+    assert create(http, gpu_pod(gpu={"id": GPU, "count": largest}))["gpu"]["count"] == largest
+    result = problem(
+        http.post("/v2/pods", json=gpu_pod(gpu={"id": GPU, "count": largest + 1})), 400
+    )
+    assert f"{largest + 1} x {GPU}" in result["detail"] and str(largest) in result["detail"]
