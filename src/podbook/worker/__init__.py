@@ -1,0 +1,49 @@
+"""The worker runner: serve a handler against any broker that speaks the worker protocol.
+
+- ``podbook worker handler.py[:fn] --endpoint ID [--concurrency N] [--url URL]`` (CLI);
+- :func:`serve` — ``podbook.serve(fn, endpoint=ID, concurrency=N)`` from a notebook;
+- :func:`progress` — a progress update from inside a handler;
+- :class:`Chunk` — a streamed chunk with per-chunk ``metrics``.
+
+Handlers follow the ``runpod`` convention: ``fn(job)`` gets the whole job object; sync,
+async, generator and async generator functions all work. Only httpx is used to talk to
+the broker: nothing here imports the emulator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "Chunk",
+    "Runner",
+    "ServedWorker",
+    "WorkerConfig",
+    "load_handler",
+    "progress",
+    "serve",
+]
+
+_HOMES = {
+    "Chunk": "podbook.worker.results",
+    "Runner": "podbook.worker.runner",
+    "ServedWorker": "podbook.worker.serve",
+    "WorkerConfig": "podbook.worker.config",
+    "load_handler": "podbook.worker.handlers",
+    "progress": "podbook.worker.progress",
+    "serve": "podbook.worker.serve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'podbook.worker' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

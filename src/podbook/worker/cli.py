@@ -1,0 +1,259 @@
+"""The ``podbook worker`` and ``podbook worker-env`` subcommands.
+
+``podbook worker handler.py[:fn] --endpoint ID [--concurrency N] [--url URL]`` serves a
+handler; without ``--endpoint`` it reads the ``RUNPOD_WEBHOOK_*`` variables like a
+``runpod`` worker. Its worker key comes from ``RUNPOD_AI_API_KEY`` or, when that is not set,
+is fetched from the local emulator with the user's key (which never reaches the handler).
+``podbook worker-env ENDPOINT [--url URL]`` prints the ``RUNPOD_*`` variables for an
+unmodified ``runpod`` worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from podbook.errors import PodbookError
+
+__all__ = ["add_worker_commands", "run_worker", "run_worker_env"]
+
+logger = logging.getLogger("podbook.worker")
+
+
+def _concurrency(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 1000")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
+    return value
+
+
+def _milliseconds(text: str) -> int:
+    if not text.isdigit() or int(text) < 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of ms (100 or more)")
+    return int(text)
+
+
+def add_worker_commands(commands: Any) -> None:
+    """Add ``worker`` and ``worker-env`` to the ``podbook`` subcommand parsers."""
+    worker = commands.add_parser(
+        "worker",
+        help="serve a handler: run jobs of a queue endpoint",
+        description=(
+            "Serve a handler (handler.py[:fn] or package.module:fn; fn defaults to 'handler') "
+            "for a queue endpoint of the local emulator (--endpoint), or for the broker named "
+            "by the RUNPOD_WEBHOOK_* variables."
+        ),
+    )
+    worker.add_argument("handler", metavar="HANDLER", help="handler.py[:fn] or package.module:fn")
+    worker.add_argument("--endpoint", metavar="ID", help="endpoint id to serve")
+    worker.add_argument(
+        "--url", metavar="URL", help="queue base URL of the broker (default: the local emulator)"
+    )
+    worker.add_argument(
+        "--concurrency", type=_concurrency, default=1, metavar="N", help="jobs at once (default 1)"
+    )
+    worker.add_argument(
+        "--worker-id", metavar="ID", help="worker id (default: RUNPOD_POD_ID or new)"
+    )
+    worker.add_argument(
+        "--refresh-worker",
+        action="store_true",
+        help="start a fresh process after every job (runpod's refresh_worker)",
+    )
+    worker.add_argument(
+        "--no-aggregate-stream",
+        dest="aggregate_stream",
+        action="store_false",
+        help="a streaming job's final output is [] instead of the list of its chunks",
+    )
+    worker.add_argument(
+        "--grace",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long running jobs may finish (default 10)",
+    )
+    worker.add_argument("-v", "--verbose", action="store_true", help="log every job")
+    worker.set_defaults(run=run_worker)
+
+    env = commands.add_parser(
+        "worker-env",
+        help="print the RUNPOD_* variables that point a runpod worker at the emulator",
+        description=(
+            "Print export lines (with a fresh worker key) that point an unmodified "
+            "runpod.serverless.start worker at ENDPOINT of the local emulator."
+        ),
+    )
+    env.add_argument("endpoint", metavar="ENDPOINT", help="endpoint id")
+    env.add_argument("--url", metavar="URL", help="emulator base URL (default: the local one)")
+    env.add_argument("--worker-id", metavar="ID", help="RUNPOD_POD_ID (default: a new id)")
+    env.add_argument(
+        "--ping-interval",
+        type=_milliseconds,
+        default=None,
+        metavar="MS",
+        help="RUNPOD_PING_INTERVAL in ms (default 10000)",
+    )
+    env.set_defaults(run=run_worker_env)
+
+
+def _client(url: str | None) -> Any:
+    from podbook.client import Client
+
+    return Client(url=url) if url else Client()
+
+
+def _fail(command: str, message: object, code: int = 2) -> int:
+    print(f"podbook {command}: {message}", file=sys.stderr)
+    return code
+
+
+def _key_for(endpoint: str, url: str | None) -> tuple[str, str]:
+    """``(queue_url, worker key)`` fetched with the user's client."""
+    from podbook.worker.keys import fetch_worker_key, require_local
+
+    with _client(url) as client:
+        require_local(client, "podbook worker")
+        return client.settings.queue_url, fetch_worker_key(client, endpoint)
+
+
+def _explain_not_found(endpoint: str) -> str:
+    return (
+        f"endpoint {endpoint!r} does not exist; create it (POST /v2/serverless, "
+        f"`podbook emulator --endpoint {endpoint}`) or check the id"
+    )
+
+
+def worker_config(args: argparse.Namespace) -> Any:
+    """The :class:`WorkerConfig` the arguments and environment describe."""
+    from podbook.errors import ConfigError, NotFound
+    from podbook.worker.config import WorkerConfig
+
+    options = {
+        "concurrency": args.concurrency,
+        "aggregate_stream": args.aggregate_stream,
+        "shutdown_grace": args.grace,
+    }
+    if args.refresh_worker:
+        options["refresh_worker"] = True
+    if args.endpoint:
+        key = os.environ.get("RUNPOD_AI_API_KEY", "").strip()
+        url = args.url
+        if not key or not url:
+            try:
+                url_found, fetched = _key_for(args.endpoint, url)
+            except NotFound:
+                raise ConfigError(_explain_not_found(args.endpoint)) from None
+            url = url or url_found
+            key = key or fetched
+        worker_id = args.worker_id or os.environ.get("RUNPOD_POD_ID", "").strip() or None
+        return WorkerConfig.for_endpoint(url, args.endpoint, key, worker_id=worker_id, **options)
+    if args.url:
+        raise ConfigError("--url needs --endpoint ID (the endpoint to serve)")
+    env = dict(os.environ)
+    if args.worker_id:
+        env["RUNPOD_POD_ID"] = args.worker_id
+    if not env.get("RUNPOD_WEBHOOK_GET_JOB"):
+        raise ConfigError(
+            "say which endpoint to serve: --endpoint ID, or set the RUNPOD_WEBHOOK_* "
+            "variables (`podbook worker-env ENDPOINT` prints them)"
+        )
+    return WorkerConfig.from_env(env, **options)
+
+
+def _configure_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s podbook worker: %(message)s", "%H:%M:%S"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False
+
+
+async def _serve(runner: Any) -> str:
+    loop = asyncio.get_running_loop()
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        runner.request_stop(force=signals > 1)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    return await runner.run()
+
+
+def _exit_now(code: int) -> None:
+    """Exit even when a stopped sync handler's thread is still running."""
+    if any(t.name.startswith("podbook-handler") and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """``podbook worker``: serve until SIGTERM / Ctrl-C."""
+    from podbook.worker.handlers import load_handler
+    from podbook.worker.protocol import BrokerRefused
+    from podbook.worker.runner import Runner
+
+    _configure_logging(args.verbose)
+    try:
+        handler = load_handler(args.handler)
+        config = worker_config(args)
+    except PodbookError as exc:
+        return _fail("worker", exc)
+    runner = Runner(handler, config)
+    try:
+        reason = asyncio.run(_serve(runner))
+    except BrokerRefused as exc:
+        _exit_now(1)
+        return _fail("worker", exc, 1)
+    if reason == "refresh":
+        logger.info("worker %s: restarting as a fresh process", config.worker_id)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    _exit_now(0)
+    return 0
+
+
+def run_worker_env(args: argparse.Namespace) -> int:
+    """``podbook worker-env``: print ``export`` lines for a ``runpod`` worker."""
+    from podbook.errors import NotFound
+    from podbook.worker.config import DEFAULT_PING_INTERVAL_MS
+    from podbook.worker.env import format_exports, runpod_config_note, worker_env
+
+    try:
+        queue_url, key = _key_for(args.endpoint, args.url)
+    except NotFound:
+        return _fail("worker-env", _explain_not_found(args.endpoint))
+    except PodbookError as exc:
+        return _fail("worker-env", exc)
+    env = worker_env(
+        queue_url,
+        args.endpoint,
+        key,
+        worker_id=args.worker_id,
+        ping_interval_ms=args.ping_interval or DEFAULT_PING_INTERVAL_MS,
+    )
+    print(f"# runpod worker -> endpoint {args.endpoint} at {queue_url}")
+    print("# RUNPOD_POD_ID names one worker: run `podbook worker-env` again for each worker.")
+    print(runpod_config_note())
+    print(format_exports(env))
+    return 0

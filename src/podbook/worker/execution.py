@@ -1,0 +1,254 @@
+"""Running one job: call the handler by its kind, stream its chunks, post its result.
+
+- sync handlers and each ``next()`` of a sync generator run in the runner's thread pool
+  (so a blocking handler never stalls the event loop), in a copy of the caller's context;
+- coroutine functions and async generators run on the runner's event loop;
+- a cancelled job (job-stop) posts nothing: an async handler is interrupted at its current
+  ``await``; a generator is closed before its next chunk (a sync generator finishes the
+  ``next()`` already running in its thread, then is closed); a sync function cannot be
+  interrupted: its thread runs to the end and its result is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from typing import Any
+
+from podbook.errors import PodbookError
+from podbook.worker.config import WorkerConfig
+from podbook.worker.handlers import HandlerKind
+from podbook.worker.progress import ProgressReporter
+from podbook.worker.protocol import BrokerRefused, WorkerChannel, encode_body
+from podbook.worker.results import chunk_body, chunk_error, error_payload, result_payload
+
+__all__ = ["JobRun", "Outcome"]
+
+logger = logging.getLogger("podbook.worker")
+
+CHUNK_QUEUE_SIZE = 1024
+"""Chunks a generator may run ahead of their posts before it waits."""
+
+_DONE = object()
+
+
+@dataclass
+class Outcome:
+    """What a job ended with."""
+
+    payload: dict[str, Any]
+    is_stream: bool
+    refresh: bool
+    chunks: int
+    seconds: float
+
+    @property
+    def failed(self) -> bool:
+        """Whether the result fails the job."""
+        return "error" in self.payload
+
+    def summary(self) -> str:
+        """A few words for the log: ``completed in 12 ms (3 chunks)``."""
+        what = "failed" if self.failed else "completed"
+        streamed = f", {self.chunks} chunk(s)" if self.is_stream else ""
+        return f"{what} in {self.seconds * 1000:.0f} ms{streamed}"
+
+
+class ChunkSender:
+    """Posts one job's chunks in order, while the handler goes on producing."""
+
+    def __init__(self, channel: WorkerChannel, job_id: str) -> None:
+        self._channel = channel
+        self._job_id = job_id
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(CHUNK_QUEUE_SIZE)
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._failed = False
+        self.sent = 0
+
+    async def put(self, body: bytes) -> None:
+        """Queue one encoded chunk (waits while the queue is full)."""
+        await self._queue.put(body)
+
+    async def _run(self) -> None:
+        while True:
+            body = await self._queue.get()
+            if body is None:
+                return
+            if self._failed:
+                continue
+            try:
+                await self._channel.post_chunk(self._job_id, body)
+                self.sent += 1
+            except PodbookError as exc:
+                self._failed = True
+                logger.warning("job %s: chunks no longer delivered: %s", self._job_id, exc)
+
+    async def finish(self) -> None:
+        """Wait until every queued chunk is posted."""
+        await self._queue.put(None)
+        await self._task
+
+    def cancel(self) -> None:
+        """Drop the chunks not posted yet."""
+        self._task.cancel()
+
+
+class SyncGeneratorPump:
+    """Pulls a sync generator's items one ``next()`` at a time in the thread pool."""
+
+    def __init__(self, generator: Any, executor: Executor) -> None:
+        self._generator = generator
+        self._executor = executor
+        self._inflight: Future[Any] | None = None
+        self._context = contextvars.copy_context()
+
+    def _step(self) -> Any:
+        try:
+            return next(self._generator)
+        except StopIteration:
+            return _DONE
+
+    async def items(self) -> AsyncIterator[Any]:
+        """The generator's items, as an async iterator."""
+        while True:
+            self._inflight = self._executor.submit(self._context.run, self._step)
+            item = await asyncio.wrap_future(self._inflight)
+            self._inflight = None
+            if item is _DONE:
+                return
+            yield item
+
+    def close(self) -> None:
+        """Close the generator once the ``next()`` in flight (if any) has returned."""
+        close = self._generator.close
+        if self._inflight is not None and not self._inflight.done():
+            self._inflight.add_done_callback(lambda _: self._executor.submit(close))
+        else:
+            self._executor.submit(close)
+
+
+class JobRun:
+    """One job through a handler, from the take to the posted result."""
+
+    def __init__(
+        self,
+        job: dict[str, Any],
+        handler: Callable[..., Any],
+        kind: HandlerKind,
+        config: WorkerConfig,
+        channel: WorkerChannel,
+        executor: Executor,
+    ) -> None:
+        self.job = job
+        self.job_id: str = job["id"]
+        self._handler = handler
+        self._kind = kind
+        self._config = config
+        self._channel = channel
+        self._executor = executor
+        self._chunks = 0
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        context = contextvars.copy_context()
+        return await asyncio.wrap_future(self._executor.submit(context.run, fn, *args))
+
+    async def run(self) -> Outcome:
+        """Run the handler and post its result; ``CancelledError`` when the job is stopped."""
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        with ProgressReporter(self.job_id, loop, self._channel.post_progress) as reporter:
+            payload, is_stream, refresh = await self._execute()
+            await reporter.flush()
+        if self._config.refresh_worker:
+            refresh = True
+        if refresh:
+            payload["stopPod"] = True
+        await self._post(payload, is_stream)
+        return Outcome(payload, is_stream, refresh, self._chunks, time.perf_counter() - started)
+
+    async def _post(self, payload: dict[str, Any], is_stream: bool) -> None:
+        try:
+            await self._channel.post_result(self.job_id, payload, is_stream=is_stream)
+        except TypeError as exc:  # the output is not JSON
+            failure = TypeError(f"the handler's result is not JSON: {exc}")
+            await self._channel.post_result(self.job_id, self._error(failure), is_stream=is_stream)
+        except BrokerRefused as exc:
+            if exc.status not in (400, 413, 422) or "error" in payload:
+                raise
+            # e.g. an output over the broker's size limit: fail the job rather than lose it
+            failure = RuntimeError(f"the broker refused the result: {exc}")
+            await self._channel.post_result(self.job_id, self._error(failure), is_stream=is_stream)
+
+    def _error(self, exc: BaseException) -> dict[str, Any]:
+        return error_payload(exc, self._config.worker_id)
+
+    async def _execute(self) -> tuple[dict[str, Any], bool, bool]:
+        """``(payload, is_stream, refresh)``."""
+        try:
+            if self._kind is HandlerKind.SYNC:
+                value = await self._in_thread(self._handler, self.job)
+            elif self._kind is HandlerKind.ASYNC:
+                value = await self._handler(self.job)
+            else:
+                value = self._handler(self.job)
+            if inspect.isawaitable(value) and not inspect.isasyncgen(value):
+                value = await value
+        except Exception as exc:
+            return self._error(exc), False, False
+        if inspect.isgenerator(value) or inspect.isasyncgen(value):
+            payload = await self._stream(value)
+            return payload, True, False
+        payload, refresh = result_payload(value)
+        return payload, False, refresh
+
+    async def _stream(self, source: Any) -> dict[str, Any]:
+        """Stream the items of a (sync or async) generator; the final result's payload."""
+        pump = SyncGeneratorPump(source, self._executor) if inspect.isgenerator(source) else None
+        items: AsyncIterator[Any] = pump.items() if pump is not None else source
+        sender = ChunkSender(self._channel, self.job_id)
+        outputs: list[Any] | None = [] if self._config.aggregate_stream else None
+        finished = False
+        try:
+            try:
+                async for item in items:
+                    output, body = chunk_body(item)
+                    message = chunk_error(output)
+                    if message is not None:
+                        await sender.finish()
+                        finished = True
+                        return {"error": message}
+                    try:
+                        encoded = encode_body(body)
+                    except (TypeError, ValueError) as exc:
+                        raise TypeError(f"chunk {self._chunks} is not JSON: {exc}") from None
+                    await sender.put(encoded)
+                    self._chunks += 1
+                    if outputs is not None:
+                        outputs.append(output)
+            except Exception as exc:
+                await sender.finish()  # the chunks produced before the error still count
+                finished = True
+                return self._error(exc)
+            await sender.finish()
+            finished = True
+            return {"output": outputs if outputs is not None else []}
+        finally:
+            if not finished:  # stopped: drop what is not posted, close the generator
+                sender.cancel()
+            if pump is not None:
+                pump.close()
+            elif not finished:
+                await _close_async_generator(source)
+
+
+async def _close_async_generator(agen: Any) -> None:
+    """``aclose()`` a stopped async generator without letting it block the stop."""
+    with contextlib.suppress(Exception, asyncio.CancelledError):  # best effort: it was stopped
+        await asyncio.wait_for(agen.aclose(), timeout=1.0)

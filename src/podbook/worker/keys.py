@@ -1,0 +1,68 @@
+"""Worker keys and endpoints, through the user's client (local emulator only).
+
+A worker never holds the user's API key: the user's client asks the emulator for a worker
+key scoped to one endpoint (``POST /v2/serverless/{ep}/worker-keys``), and only that key
+reaches the worker. The real cloud has no such route: its workers get their key from the
+platform, so these helpers refuse it with one clear line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from podbook.errors import ConfigError, NotFound
+
+__all__ = ["endpoint_exists", "ensure_endpoint", "fetch_worker_key", "require_local"]
+
+
+def require_local(client: Any, what: str) -> None:
+    """``ConfigError`` when ``client`` points at the real cloud."""
+    if client.settings.is_cloud:
+        raise ConfigError(
+            f"{what} runs handlers against the local emulator only (the cloud runs workers "
+            "from a container image); set PODBOOK_LOCAL=1 or PODBOOK_URL to an emulator"
+        )
+
+
+def _path(endpoint_id: str) -> str:
+    return f"/v2/serverless/{quote(endpoint_id, safe='')}"
+
+
+def fetch_worker_key(client: Any, endpoint_id: str) -> str:
+    """A fresh worker key for ``endpoint_id`` (``NotFound`` when there is no such endpoint)."""
+    from podbook.client import Call
+
+    def parse(body: Any) -> str:
+        key = body.get("workerKey") if isinstance(body, dict) else None
+        if not isinstance(key, str) or not key:
+            raise KeyError("workerKey")
+        return key
+
+    return client.request(Call("POST", f"{_path(endpoint_id)}/worker-keys", parse=parse))
+
+
+def endpoint_exists(client: Any, endpoint_id: str) -> bool:
+    """Whether the account has an endpoint ``endpoint_id``."""
+    from podbook.client import Call
+
+    try:
+        client.request(Call("GET", _path(endpoint_id), parse=lambda body: body))
+    except NotFound:
+        return False
+    return True
+
+
+def ensure_endpoint(client: Any, endpoint_id: str) -> str:
+    """The id of endpoint ``endpoint_id``, created (named so) when it does not exist yet."""
+    from podbook.client import Call
+
+    if endpoint_exists(client, endpoint_id):
+        return endpoint_id
+    created = client.request(
+        Call("POST", "/v2/serverless", json={"name": endpoint_id}, parse=lambda body: body)
+    )
+    new_id = created.get("id") if isinstance(created, dict) else None
+    if not isinstance(new_id, str) or not new_id:
+        raise ConfigError(f"creating endpoint {endpoint_id!r} answered no id")
+    return new_id

@@ -1,0 +1,220 @@
+"""The worker side of the worker protocol, over httpx (no import of the emulator).
+
+One :class:`WorkerChannel` per runner: job-take (single and batch) and job-stop long-polls,
+result / progress / stream-chunk posts, and pings, as ``reference/queue-and-worker-protocol.md``
+describes them. The worker key goes raw into ``Authorization`` (as the ``runpod`` SDK sends
+it) and never into a log line or an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import httpx
+
+from podbook import __version__
+from podbook.errors import PodbookError
+from podbook.worker.config import WorkerConfig
+
+__all__ = [
+    "BrokerRefused",
+    "BrokerUnavailable",
+    "Throttled",
+    "WorkerChannel",
+    "encode_body",
+]
+
+logger = logging.getLogger("podbook.worker")
+
+LONG_POLL_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
+"""Take and stop long-polls: the broker holds them for less than 90 s."""
+POST_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+POST_RETRY_DELAYS = (0.1, 0.5, 2.0)
+"""Pauses before the retries of a result post that met a 5xx or a dropped connection."""
+DEFAULT_THROTTLE_SECONDS = 5.0
+
+
+class BrokerRefused(PodbookError):
+    """The broker refused a call (bad worker key, unknown endpoint or job); ``status``."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class BrokerUnavailable(PodbookError):
+    """The broker could not be reached or answered 5xx; worth trying again later."""
+
+
+class Throttled(PodbookError):
+    """The broker answered 429; ``retry_after`` seconds to wait."""
+
+    def __init__(self, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(f"the broker is throttling this worker; retrying in {retry_after:g} s")
+
+
+def encode_body(payload: Any) -> bytes:
+    """JSON text of ``payload``; ``TypeError`` names the value that is not JSON."""
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        for name in ("error", "detail", "title", "message"):
+            if isinstance(body.get(name), str) and body[name].strip():
+                return body[name].strip()
+    text = " ".join(response.text.split())
+    return text[:200] or response.reason_phrase
+
+
+def _retry_after(response: httpx.Response) -> float:
+    raw = response.headers.get("Retry-After", "").strip()
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return DEFAULT_THROTTLE_SECONDS
+
+
+class WorkerChannel:
+    """HTTP calls of one worker to its broker."""
+
+    def __init__(
+        self, config: WorkerConfig, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self.config = config
+        self._http = httpx.AsyncClient(
+            headers={
+                "Authorization": config.worker_key,
+                "User-Agent": f"podbook-worker/{__version__}",
+            },
+            timeout=POST_TIMEOUT,
+            transport=transport,
+            follow_redirects=False,
+            limits=httpx.Limits(
+                max_connections=None, max_keepalive_connections=config.concurrency + 8
+            ),
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    def _check(self, response: httpx.Response, what: str) -> None:
+        status = response.status_code
+        if status == 429:
+            raise Throttled(_retry_after(response))
+        if status in (401, 403):
+            raise BrokerRefused(
+                f"{what}: {status} {_error_text(response)}; the worker key is wrong or belongs "
+                "to another endpoint (get one with `podbook worker-env ENDPOINT`)",
+                status,
+            )
+        if status == 404:
+            raise BrokerRefused(f"{what}: 404 {_error_text(response)}", status)
+        if status >= 500:
+            raise BrokerUnavailable(f"{what}: {status} {_error_text(response)}")
+        if status >= 400:
+            raise BrokerRefused(f"{what}: {status} {_error_text(response)}", status)
+
+    async def _get(self, url: str, what: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = await self._http.get(url, **kwargs)
+        except httpx.TransportError as exc:
+            raise BrokerUnavailable(
+                f"{what}: cannot reach {self._where(url)} ({type(exc).__name__})"
+            ) from None
+        self._check(response, what)
+        return response
+
+    @staticmethod
+    def _where(url: str) -> str:
+        parsed = httpx.URL(url)
+        return f"{parsed.scheme}://{parsed.netloc.decode()}"
+
+    async def take(self, batch_size: int, *, in_progress: bool) -> list[dict[str, Any]]:
+        """Long-poll for up to ``batch_size`` jobs; ``[]`` when the poll ended empty."""
+        url = self.config.batch_take_url(batch_size)
+        url += f"&job_in_progress={1 if in_progress else 0}"
+        response = await self._get(url, "job-take", timeout=LONG_POLL_TIMEOUT)
+        if response.status_code == 204 or not response.content:
+            return []
+        try:
+            body = response.json()
+        except ValueError:
+            logger.warning("job-take answered something that is not JSON; ignored")
+            return []
+        jobs = [body] if isinstance(body, dict) else body if isinstance(body, list) else []
+        valid = [job for job in jobs if isinstance(job, dict) and isinstance(job.get("id"), str)]
+        if len(valid) != len(jobs):
+            logger.warning(
+                "job-take answered %d item(s) without an id; ignored", len(jobs) - len(valid)
+            )
+        return valid
+
+    async def stop_signals(self) -> list[str]:
+        """Long-poll job-stop: ids of this worker's jobs to stop (``[]`` when none)."""
+        response = await self._get(self.config.stop_url, "job-stop", timeout=LONG_POLL_TIMEOUT)
+        if response.status_code == 204 or not response.content:
+            return []
+        try:
+            body = response.json()
+        except ValueError:
+            return []
+        ids = body.get("jobsToStop") if isinstance(body, dict) else None
+        return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+    async def ping(self, job_ids: Iterable[str]) -> None:
+        """One heartbeat, naming the jobs in progress."""
+        if not self.config.ping_url:
+            return
+        params = {"job_id": ",".join(job_ids), "runpod_version": f"podbook-{__version__}"}
+        await self._get(self.config.ping_url, "ping", params=params)
+
+    async def _post(self, url: str, body: bytes, what: str, *, retries: bool) -> None:
+        delays = POST_RETRY_DELAYS if retries else ()
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.post(
+                    url, content=body, headers={"Content-Type": "application/json"}
+                )
+            except httpx.TransportError as exc:
+                failure: PodbookError = BrokerUnavailable(
+                    f"{what}: cannot reach {self._where(url)} ({type(exc).__name__})"
+                )
+            else:
+                try:
+                    self._check(response, what)
+                    return
+                except (BrokerUnavailable, Throttled) as exc:
+                    failure = exc
+            if attempt >= len(delays):
+                raise failure
+            pause = failure.retry_after if isinstance(failure, Throttled) else delays[attempt]
+            await asyncio.sleep(pause)
+            attempt += 1
+
+    async def post_result(self, job_id: str, payload: dict[str, Any], *, is_stream: bool) -> None:
+        """Post the job's result (retried on 5xx and dropped connections, never on 4xx)."""
+        url = self.config.result_url(job_id, is_stream=is_stream)
+        await self._post(url, encode_body(payload), f"result of {job_id}", retries=True)
+
+    async def post_progress(self, job_id: str, value: Any) -> None:
+        """Post a progress update (``{"status": "IN_PROGRESS", "output": value}``)."""
+        url = self.config.result_url(job_id, is_stream=False)
+        body = encode_body({"status": "IN_PROGRESS", "output": value})
+        await self._post(url, body, f"progress of {job_id}", retries=False)
+
+    async def post_chunk(self, job_id: str, body: bytes) -> None:
+        """Post one streamed chunk: the JSON text of ``{"output": chunk}`` (+ ``metrics``)."""
+        url = self.config.chunk_url(job_id)
+        await self._post(url, body, f"chunk of {job_id}", retries=True)

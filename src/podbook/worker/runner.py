@@ -1,0 +1,305 @@
+"""The runner: one worker process (or thread) serving one endpoint through one handler.
+
+Three loops on one event loop, none of which sleeps to poll:
+
+- **take**: long-polls job-take (job-take-batch with ``batch_size`` = free slots when more
+  than one slot is free) whenever a slot is free, and starts each job as a task;
+- **stop**: long-polls job-stop and cancels the jobs the broker names (cancel, timeout);
+- **ping**: a heartbeat every ``ping_interval`` naming the jobs in progress.
+
+:meth:`Runner.request_stop` (SIGTERM in ``podbook worker``, ``.stop()`` of ``serve``)
+stops taking jobs, lets running jobs finish for ``shutdown_grace`` seconds, then cancels the
+rest. A job whose result asks for a fresh worker (``refresh_worker``) ends the run with
+``"refresh"`` once the running jobs are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import httpx
+
+from podbook.errors import PodbookError
+from podbook.worker.config import WorkerConfig
+from podbook.worker.execution import JobRun
+from podbook.worker.handlers import HandlerKind, handler_kind
+from podbook.worker.protocol import BrokerRefused, BrokerUnavailable, Throttled, WorkerChannel
+
+__all__ = ["ExitReason", "Runner"]
+
+logger = logging.getLogger("podbook.worker")
+
+ExitReason = Literal["stopped", "refresh"]
+
+RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
+"""Pauses after consecutive failures to reach the broker (the last one repeats)."""
+EMPTY_STOP_POLL_PAUSE = 1.0
+"""A broker that answers job-stop at once instead of holding it: pause before asking again."""
+
+
+class Runner:
+    """Serves ``config.endpoint_id`` with ``handler`` until stopped.
+
+    ``await runner.run()`` returns ``"stopped"`` or ``"refresh"``, or raises
+    :class:`~podbook.worker.protocol.BrokerRefused` when the broker refuses the worker
+    (bad worker key, unknown endpoint). ``on_ready`` is called once the broker has
+    answered the first ping.
+    """
+
+    def __init__(
+        self,
+        handler: Callable[..., Any],
+        config: WorkerConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
+        self.handler = handler
+        self.kind: HandlerKind = handler_kind(handler)
+        self.config = config
+        self._transport = transport
+        self._on_ready = on_ready
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._jobs: dict[str, asyncio.Task[None]] = {}
+        self._stopped_by_broker: set[str] = set()
+        self._stopping: asyncio.Event | None = None
+        self._force: asyncio.Event | None = None
+        self._slot_free: asyncio.Event | None = None
+        self._job_started: asyncio.Event | None = None
+        self._pending_stop: tuple[ExitReason, bool] | None = None
+        self._reason: ExitReason = "stopped"
+        self._fatal: BrokerRefused | None = None
+        self.counts = {"completed": 0, "failed": 0, "stopped": 0}
+        self.max_running = 0
+
+    # -- control -------------------------------------------------------------------------
+
+    @property
+    def running_jobs(self) -> list[str]:
+        """Ids of the jobs in progress."""
+        return list(self._jobs)
+
+    def request_stop(self, *, force: bool = False, reason: ExitReason = "stopped") -> None:
+        """Stop taking jobs and shut down (call on the runner's loop; see
+        :meth:`request_stop_threadsafe`). ``force`` skips the grace period."""
+        if self._stopping is None or self._force is None:
+            self._pending_stop = (reason, force)
+            return
+        if not self._stopping.is_set():
+            self._reason = reason
+            self._stopping.set()
+        if force:
+            self._force.set()
+
+    def request_stop_threadsafe(self, *, force: bool = False) -> None:
+        """:meth:`request_stop` from another thread."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._pending_stop = ("stopped", force)
+            return
+        loop.call_soon_threadsafe(lambda: self.request_stop(force=force))
+
+    # -- main ----------------------------------------------------------------------------
+
+    async def run(self) -> ExitReason:
+        """Serve until stopped; see the class docstring."""
+        self._loop = asyncio.get_running_loop()
+        self._stopping, self._force = asyncio.Event(), asyncio.Event()
+        self._slot_free, self._job_started = asyncio.Event(), asyncio.Event()
+        if self._pending_stop is not None:
+            reason, force = self._pending_stop
+            self.request_stop(reason=reason, force=force)
+        size = 2 * self.config.concurrency + 4  # room for stopped sync handlers still running
+        executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="podbook-handler")
+        channel = WorkerChannel(self.config, transport=self._transport)
+        logger.info(
+            "worker %s serving %s with %s handler %s (concurrency %d)",
+            self.config.worker_id,
+            self.config.endpoint_id or "its endpoint",
+            self.kind.value,
+            getattr(self.handler, "__qualname__", type(self.handler).__name__),
+            self.config.concurrency,
+        )
+        ping = asyncio.create_task(self._ping_loop(channel), name="podbook-ping")
+        stop = asyncio.create_task(self._stop_loop(channel), name="podbook-job-stop")
+        take = asyncio.create_task(self._take_loop(channel, executor), name="podbook-job-take")
+        try:
+            await self._stopping.wait()
+            take.cancel()
+            await self._drain()
+        finally:
+            for task in (take, stop, ping, *self._jobs.values()):
+                task.cancel()
+            await asyncio.gather(take, stop, ping, *self._jobs.values(), return_exceptions=True)
+            await channel.aclose()
+            executor.shutdown(wait=False, cancel_futures=True)
+        logger.info(
+            "worker %s %s: %d completed, %d failed, %d stopped",
+            self.config.worker_id,
+            "refreshing" if self._reason == "refresh" else "stopped",
+            self.counts["completed"],
+            self.counts["failed"],
+            self.counts["stopped"],
+        )
+        if self._fatal is not None:
+            raise self._fatal
+        return self._reason
+
+    async def _drain(self) -> None:
+        """Let running jobs finish (up to the grace period, or until forced)."""
+        assert self._force is not None
+        if not self._jobs:
+            return
+        logger.info(
+            "worker %s: waiting up to %g s for %d running job(s)",
+            self.config.worker_id,
+            self.config.shutdown_grace,
+            len(self._jobs),
+        )
+        force = asyncio.create_task(self._force.wait())
+        deadline = time.monotonic() + self.config.shutdown_grace
+        try:
+            while self._jobs and not self._force.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                await asyncio.wait(
+                    [force, *self._jobs.values()], timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            force.cancel()
+        for job_id in self._jobs:
+            logger.warning("job %s abandoned at shutdown (no result posted)", job_id)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds``, or less when the runner is stopping."""
+        assert self._stopping is not None
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+
+    # -- loops ---------------------------------------------------------------------------
+
+    async def _take_loop(self, channel: WorkerChannel, executor: ThreadPoolExecutor) -> None:
+        assert self._stopping is not None and self._slot_free is not None
+        failures = 0
+        while not self._stopping.is_set():
+            free = self.config.concurrency - len(self._jobs)
+            if free <= 0:
+                self._slot_free.clear()
+                await self._slot_free.wait()
+                continue
+            try:
+                jobs = await channel.take(free, in_progress=bool(self._jobs))
+            except BrokerRefused as exc:
+                self._fatal = exc
+                logger.error("worker %s: %s", self.config.worker_id, exc)
+                self.request_stop(force=True)
+                return
+            except Throttled as exc:
+                await self._pause(exc.retry_after)
+                continue
+            except BrokerUnavailable as exc:
+                if failures == 0:
+                    logger.warning("worker %s: %s; retrying", self.config.worker_id, exc)
+                await self._pause(RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)])
+                failures += 1
+                continue
+            if failures:
+                logger.info("worker %s: broker reachable again", self.config.worker_id)
+            failures = 0
+            for job in jobs:
+                self._start(job, channel, executor)
+
+    def _start(
+        self, job: dict[str, Any], channel: WorkerChannel, executor: ThreadPoolExecutor
+    ) -> None:
+        assert self._job_started is not None
+        job_id = job["id"]
+        if job_id in self._jobs:
+            return
+        run = JobRun(job, self.handler, self.kind, self.config, channel, executor)
+        self._jobs[job_id] = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
+        self.max_running = max(self.max_running, len(self._jobs))
+        self._job_started.set()
+
+    async def _run_job(self, run: JobRun) -> None:
+        assert self._slot_free is not None
+        job_id = run.job_id
+        logger.debug("job %s started", job_id)
+        try:
+            outcome = await run.run()
+        except asyncio.CancelledError:
+            if job_id in self._stopped_by_broker:
+                self.counts["stopped"] += 1
+                logger.info("job %s stopped by the broker (no result posted)", job_id)
+                return
+            raise
+        except PodbookError as exc:
+            self.counts["failed"] += 1
+            logger.warning("job %s: result not delivered: %s", job_id, exc)
+        except Exception:  # a bug in the runner: keep serving other jobs
+            self.counts["failed"] += 1
+            logger.exception("job %s: internal error of the worker", job_id)
+        else:
+            self.counts["failed" if outcome.failed else "completed"] += 1
+            log = logger.info if outcome.failed else logger.debug
+            log("job %s %s", job_id, outcome.summary())
+            if outcome.refresh:
+                logger.info("job %s asked for a fresh worker (refresh_worker)", job_id)
+                self.request_stop(reason="refresh")
+        finally:
+            self._jobs.pop(job_id, None)
+            self._stopped_by_broker.discard(job_id)
+            self._slot_free.set()
+
+    async def _stop_loop(self, channel: WorkerChannel) -> None:
+        assert self._job_started is not None
+        failures = 0
+        while True:
+            self._job_started.clear()
+            asked = time.monotonic()
+            try:
+                job_ids = await channel.stop_signals()
+            except BrokerRefused as exc:
+                logger.info("worker %s: per-job stop unavailable (%s)", self.config.worker_id, exc)
+                return
+            except Throttled as exc:
+                await asyncio.sleep(exc.retry_after)
+                continue
+            except BrokerUnavailable:
+                await asyncio.sleep(RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)])
+                failures += 1
+                continue
+            failures = 0
+            for job_id in job_ids:
+                task = self._jobs.get(job_id)
+                if task is not None and not task.done():
+                    self._stopped_by_broker.add(job_id)
+                    task.cancel()
+            if not job_ids and time.monotonic() - asked < 0.05:
+                # the broker did not hold the poll: ask again on the next job, or in a while
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._job_started.wait(), EMPTY_STOP_POLL_PAUSE)
+
+    async def _ping_loop(self, channel: WorkerChannel) -> None:
+        ready = False
+        if not self.config.ping_url:
+            if self._on_ready is not None:
+                self._on_ready()
+            return
+        while True:
+            try:
+                await channel.ping(self._jobs)
+            except PodbookError as exc:
+                logger.debug("worker %s: ping failed: %s", self.config.worker_id, exc)
+            else:
+                if not ready and self._on_ready is not None:
+                    self._on_ready()
+                ready = True
+            await asyncio.sleep(self.config.ping_interval)

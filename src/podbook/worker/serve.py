@@ -1,0 +1,235 @@
+"""``podbook.serve(fn, endpoint=ID, concurrency=N)``: serve a handler from a notebook.
+
+The runner runs in a background thread with its own event loop, so cells keep running
+while jobs are served. It started in a copy of the calling cell's context, so what the
+handler prints lands in that cell's output. The worker key is fetched through the user's
+client (the local emulator only; the endpoint is created when it does not exist), and
+serving the same endpoint again from the same process replaces the earlier worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from podbook.errors import ConfigError, PodbookError
+from podbook.worker.config import WorkerConfig, new_worker_id
+from podbook.worker.handlers import handler_kind
+from podbook.worker.keys import ensure_endpoint, fetch_worker_key, require_local
+from podbook.worker.runner import Runner
+
+__all__ = ["ServedWorker", "serve"]
+
+logger = logging.getLogger("podbook.worker")
+
+READY_TIMEOUT = 15.0
+
+_SERVED: dict[tuple[str, str], ServedWorker] = {}
+_SERVED_LOCK = threading.Lock()
+
+
+class ServedWorker:
+    """A handler served from a background thread; :meth:`stop` ends it.
+
+    Also a context manager (``with podbook.serve(fn, endpoint="demo"): ...``).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        endpoint_id: str,
+        client: Any,
+        *,
+        concurrency: int,
+        refresh_worker: bool,
+        aggregate_stream: bool,
+        owns_client: bool,
+    ) -> None:
+        self.fn = fn
+        self.endpoint_id = endpoint_id
+        self.concurrency = concurrency
+        self._client = client
+        self._owns_client = owns_client
+        self._options = {
+            "concurrency": concurrency,
+            "refresh_worker": refresh_worker,
+            "aggregate_stream": aggregate_stream,
+        }
+        self._lock = threading.Lock()
+        self._runner: Runner | None = None
+        self._stop_requested = False
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.worker_id = ""
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run,
+            args=(self._main,),
+            name=f"podbook-serve-{endpoint_id}",
+            daemon=True,
+        )
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def _config(self) -> WorkerConfig:
+        key = fetch_worker_key(self._client, self.endpoint_id)
+        return WorkerConfig.for_endpoint(
+            self._client.settings.queue_url,
+            self.endpoint_id,
+            key,
+            worker_id=new_worker_id(),
+            **self._options,
+        )
+
+    def _main(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            while True:
+                config = self._config()
+                with self._lock:
+                    if self._stop_requested:
+                        return
+                    runner = Runner(self.fn, config, on_ready=self._ready.set)
+                    self._runner = runner
+                    self.worker_id = config.worker_id
+                reason = loop.run_until_complete(runner.run())
+                if reason != "refresh" or self._stop_requested:
+                    return
+                logger.info(
+                    "endpoint %s: starting a fresh worker (refresh_worker)", self.endpoint_id
+                )
+        except BaseException as exc:  # noqa: BLE001 - reported by start() / stop()
+            self._error = exc
+        finally:
+            self._ready.set()
+            loop.close()
+
+    def start(self, ready_timeout: float = READY_TIMEOUT) -> ServedWorker:
+        """Start the thread and wait until the broker has seen the worker."""
+        self._thread.start()
+        if not self._ready.wait(ready_timeout):
+            self.stop()
+            raise ConfigError(
+                f"the worker for {self.endpoint_id!r} did not reach the emulator within "
+                f"{ready_timeout:g} s; is it running?"
+            )
+        if self._error is not None:
+            self._thread.join(5)
+            error = self._error
+            if isinstance(error, PodbookError):
+                raise error
+            raise ConfigError(f"the worker for {self.endpoint_id!r} failed to start: {error}")
+        return self
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop taking jobs, let running ones finish (10 s grace), end the thread."""
+        with self._lock:
+            self._stop_requested = True
+            runner = self._runner
+        if runner is not None:
+            runner.request_stop_threadsafe()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+            if self._thread.is_alive() and runner is not None:
+                runner.request_stop_threadsafe(force=True)
+                self._thread.join(5)
+        with _SERVED_LOCK:
+            key = (self._client.settings.queue_url, self.endpoint_id)
+            if _SERVED.get(key) is self:
+                del _SERVED[key]
+        if self._owns_client:
+            self._client.close()
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether the worker thread is alive."""
+        return self._thread.is_alive()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Jobs completed, failed and stopped by the current worker."""
+        runner = self._runner
+        return dict(runner.counts) if runner is not None else {}
+
+    @property
+    def running_jobs(self) -> list[str]:
+        """Ids of the jobs in progress."""
+        runner = self._runner
+        return runner.running_jobs if runner is not None else []
+
+    def __enter__(self) -> ServedWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
+        return (
+            f"<ServedWorker {name} on endpoint {self.endpoint_id!r}: {state}, "
+            f"concurrency {self.concurrency}, worker {self.worker_id or '-'}>"
+        )
+
+
+def serve(
+    fn: Callable[..., Any],
+    endpoint: str,
+    concurrency: int = 1,
+    *,
+    client: Any = None,
+    refresh_worker: bool = False,
+    aggregate_stream: bool = True,
+    ready_timeout: float = READY_TIMEOUT,
+) -> ServedWorker:
+    """Serve ``fn`` on ``endpoint`` of the local emulator from a background thread.
+
+    ``fn`` is a handler (sync, async, generator or async generator function taking the
+    job). The endpoint is created when it does not exist. Returns once the emulator has
+    seen the worker; ``.stop()`` ends it. Serving the same endpoint again from this
+    process stops the earlier worker first. Against the real cloud: ``ConfigError``.
+    """
+    if not callable(fn):
+        raise TypeError(f"serve() needs a handler function, got {type(fn).__name__}")
+    handler_kind(fn)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a whole number of 1 or more, got {concurrency!r}")
+    if not isinstance(endpoint, str) or not endpoint.strip():
+        raise ValueError("endpoint must be a non-empty endpoint id, e.g. endpoint='demo'")
+    owns_client = client is None
+    if client is None:
+        from podbook.client import Client
+
+        client = Client()
+    try:
+        require_local(client, "podbook.serve")
+        endpoint_id = ensure_endpoint(client, endpoint.strip())
+    except BaseException:
+        if owns_client:
+            client.close()
+        raise
+    key = (client.settings.queue_url, endpoint_id)
+    with _SERVED_LOCK:
+        previous = _SERVED.pop(key, None)
+    if previous is not None:
+        logger.info("endpoint %s: replacing the worker served earlier", endpoint_id)
+        previous.stop()
+    worker = ServedWorker(
+        fn,
+        endpoint_id,
+        client,
+        concurrency=concurrency,
+        refresh_worker=refresh_worker,
+        aggregate_stream=aggregate_stream,
+        owns_client=owns_client,
+    )
+    with _SERVED_LOCK:
+        _SERVED[key] = worker
+    return worker.start(ready_timeout)
