@@ -59,6 +59,13 @@ def test_load_line_names_the_local_emulator_without_starting_it(tmp_path: Path) 
     assert not (tmp_path / "podbook-home" / "emulator.json").exists()
 
 
+def test_readme_shows_the_load_line_a_new_user_gets(tmp_path: Path) -> None:
+    stdout, _ = load_in_fresh_process(clean_env(tmp_path))
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    shown = [line[2:] for line in readme.splitlines() if line.startswith("# podbook →")]
+    assert shown == [stdout.strip()]
+
+
 def test_load_line_names_the_cloud_and_the_key_source_but_not_the_key(tmp_path: Path) -> None:
     key = "rpa_SECRETSECRETSECRET0123456789"
     stdout, _ = load_in_fresh_process(clean_env(tmp_path, RUNPOD_API_KEY=key))
