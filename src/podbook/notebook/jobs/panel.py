@@ -16,8 +16,8 @@ The panel follows its job in one of two ways:
 
 The view's ``{"type": "ready", "have": n}`` is answered with the chunks after ``n`` still
 in the tail; ``{"type": "action", "action": "cancel"|"retry"}`` runs on a worker thread.
-After a retry, chunk numbering goes on where it was (the view appends the new run's
-chunks after the old ones). No key or client object ever reaches a trait.
+After a retry the stream starts over: ``chunks`` goes back to 0 (the view then empties
+its stream) and numbering restarts at 0. No key or client object ever reaches a trait.
 """
 
 from __future__ import annotations
@@ -163,20 +163,21 @@ class JobPanel(Panel):
         pump = self._pump
         if pump is None:
             return
-        while (batch := self._buffer.take()) is not None:
+        buffer, meter = pump.buffer, pump.meter
+        while (batch := buffer.take()) is not None:
             self.send(batch.message())
         now = time.monotonic()
         with self._lock, self.hold_sync():
-            if self.chunks != self._buffer.total:
-                self.chunks = self._buffer.total
+            if self.chunks != buffer.total:
+                self.chunks = buffer.total
             if not final and pump.status and pump.status != self.status:
                 self._set_status(pump.status)
             if final or now - self._rate_at >= RATE_INTERVAL:
-                if self._meter.chunks:
-                    self.rate = self._meter.snapshot(finished=final)
+                if meter.chunks:
+                    self.rate = meter.snapshot(finished=final)
                 self._rate_at = now
-            if final or self._buffer.tail_due():
-                self.tail = self._buffer.tail()
+            if final or buffer.tail_due():
+                self.tail = buffer.tail()
         if final:
             self._stream_ended(pump)
 
@@ -304,11 +305,20 @@ class JobPanel(Panel):
         pump = self._pump
         if pump is not None:
             pump.join(timeout=15)
-        record = self._endpoint().retry(self.job_id)
-        with self._lock:
-            self.job = {**self.job, "error": None, "output": None}
+        self.restart(self._endpoint().retry(self.job_id))
+
+    def restart(self, record: Any) -> None:
+        """Follow the job again after a retry: the stream starts over (``chunks`` back to 0,
+        which empties the view's stream), in the same mode as before."""
+        with self._lock, self.hold_sync():
+            self._buffer = StreamBuffer()
             self._meter = RateMeter()
             self._rate_at = 0.0
+            self._gone = False
+            self.chunks = 0
+            self.tail = []
+            self.rate = {}
+            self.job = {**self.job, "error": None, "output": None}
         self._set_record(record)
         self.follow(self._follow_mode)
 

@@ -1,0 +1,120 @@
+"""What each job command does: call the client, show the panel, return the object.
+
+One small function per command, looked up in a dict by name (no if/elif chains). Each
+returns what a user assigns: ``%%runjob`` and ``%job ...`` a client ``Job``,
+``%endpoint health`` an :class:`EndpointHealth`, ``purge`` the service's answer, ``serve``
+the running worker's handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from podbook.notebook.jobs.book import EndpointHealth, JobBook
+from podbook.notebook.jobs.commands import EndpointCommand, JobCommand, RunJobCommand, ServeCommand
+
+FOLLOW_BY_MODE = {"stream": "stream", "async": "poll", "sync": "poll"}
+
+
+def show_job(book: JobBook, job: Any, follow: str) -> Any:
+    """Display ``job``'s live panel (following it by ``follow``) and return ``job``."""
+    book.job_panel(job, follow=follow)
+    return book.session.show(job, book.job_view, book.job_static)
+
+
+def run_job(book: JobBook, command: RunJobCommand, job_input: dict[str, Any]) -> Any:
+    """``%%runjob``: submit the cell's input, show the job's panel, return the ``Job``."""
+    endpoint = book.session.client.endpoint(command.endpoint_id)
+    if command.mode == "sync":
+        job = endpoint.runsync(job_input, wait=command.wait_ms)
+    else:
+        job = endpoint.run(job_input, webhook=command.webhook, policy=command.policy or None)
+    return show_job(book, job, FOLLOW_BY_MODE[command.mode])
+
+
+def job_status(book: JobBook, command: JobCommand) -> Any:
+    """``%job status``: the job's current record in its panel (followed until it ends)."""
+    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
+    record = job.status()
+    panel = book.known_panel(job.endpoint_id, job.id)
+    if panel is not None and not panel.streaming:
+        panel.apply_queue(record)
+    return show_job(book, job, "poll")
+
+
+def job_cancel(book: JobBook, command: JobCommand) -> Any:
+    """``%job cancel``: cancel a queued or running job; its panel shows CANCELLED."""
+    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
+    record = job.cancel()
+    panel = book.known_panel(job.endpoint_id, job.id)
+    if panel is not None:
+        panel.apply_queue(record)
+    return show_job(book, job, "poll")
+
+
+def job_retry(book: JobBook, command: JobCommand) -> Any:
+    """``%job retry``: queue a FAILED/TIMED_OUT job again and stream it in its panel."""
+    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
+    record = job.retry()
+    panel = book.known_panel(job.endpoint_id, job.id)
+    if panel is not None:
+        panel.restart(record)
+    return show_job(book, job, "stream")
+
+
+def endpoint_health(book: JobBook, command: EndpointCommand) -> EndpointHealth:
+    """``%endpoint health``: job and worker counts in a panel that keeps refreshing."""
+    health = book.session.client.endpoint(command.endpoint_id).health()
+    report = EndpointHealth(command.endpoint_id, health)
+    return book.session.show(report, book.health_panel, book.health_static)
+
+
+def endpoint_purge(book: JobBook, command: EndpointCommand) -> Any:
+    """``%endpoint purge``: remove the queued jobs; says how many."""
+    result = book.session.client.endpoint(command.endpoint_id).purge_queue()
+    removed = getattr(result, "removed", None)
+    print(f"Removed {removed} queued job(s) from {command.endpoint_id}; running jobs go on.")
+    return result
+
+
+def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str, Any]) -> Any:
+    """``%endpoint serve FUNC --name ID``: serve a handler of the notebook on a background
+    worker thread; returns the worker's handle (``.stop()``)."""
+    import podbook
+
+    fn = namespace.get(command.function)
+    if fn is None:
+        raise UsageError(
+            f"%endpoint serve: no variable named {command.function!r}; define the handler "
+            "function in a cell first."
+        )
+    if not callable(fn):
+        raise UsageError(
+            f"%endpoint serve: {command.function} is a {type(fn).__name__}, not a function; "
+            "pass the handler function's name."
+        )
+    serve = getattr(podbook, "serve", None)
+    if serve is None:
+        raise UsageError("%endpoint serve: this podbook has no worker runner (podbook.serve).")
+    handle = serve(fn, endpoint=command.endpoint_id, concurrency=command.concurrency)
+    book.keep_served(handle)
+    print(
+        f"Serving {command.function} on endpoint {command.endpoint_id} "
+        f"({command.concurrency} job(s) at once); stop it with .stop() on the returned handle."
+    )
+    return handle
+
+
+Handler = Callable[[JobBook, Any], Any]
+JOB_HANDLERS: dict[str, Handler] = {
+    "status": job_status,
+    "cancel": job_cancel,
+    "retry": job_retry,
+}
+ENDPOINT_HANDLERS: dict[str, Handler] = {
+    "health": endpoint_health,
+    "purge": endpoint_purge,
+}
