@@ -10,14 +10,21 @@ Client-facing routes live in ``podbook.emulator.routes.queue`` and ``routes.serv
 
 from __future__ import annotations
 
-from podbook.emulator.broker.config import BrokerSettings, DeclaredEndpoint
-from podbook.emulator.broker.service import EXTRAS_KEY, QueueService
+from typing import TYPE_CHECKING
 
-__all__ = ["BrokerSettings", "DeclaredEndpoint", "QueueService", "EXTRAS_KEY", "install"]
+from podbook.emulator.broker.config import BrokerSettings, DeclaredEndpoint
+
+if TYPE_CHECKING:
+    from podbook.emulator.broker.service import QueueService
+
+__all__ = ["BrokerSettings", "DeclaredEndpoint", "install", "routes"]
 
 
 def install(emulator: object, store: object, settings: BrokerSettings) -> QueueService:
-    """Create the queue service and keep it in ``emulator.extras``."""
+    """Create the queue service and keep it in ``emulator.extras`` (settings may import
+    this package, so the service is imported here, not at module level)."""
+    from podbook.emulator.broker.service import EXTRAS_KEY, QueueService
+
     service = QueueService(settings, store)  # type: ignore[arg-type]
     emulator.extras[EXTRAS_KEY] = service  # type: ignore[attr-defined]
     return service
