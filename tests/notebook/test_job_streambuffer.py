@@ -53,6 +53,8 @@ def test_tail_resend_costs_at_most_half_the_stream() -> None:
 
 def test_tokens_from_output_tokens_or_text() -> None:
     assert chunk_tokens({"output_tokens": 3, "text": ["abc"]}) == 3
+    assert chunk_tokens({"output_tokens": 7}, previous_reported=5) == 2  # count so far
+    assert chunk_tokens({"output_tokens": 2}, previous_reported=2) == 2  # the chunk's own
     assert chunk_tokens({"text": ["hello ", "world"]}) == 3
     assert chunk_tokens("hi") == 1
     assert chunk_tokens({"value": 1}) == 0
@@ -61,8 +63,10 @@ def test_tokens_from_output_tokens_or_text() -> None:
 def test_rate_over_the_window_and_overall() -> None:
     now = [0.0]
     meter = RateMeter(clock=lambda: now[0])
-    for _ in range(11):
-        meter.add({"output_tokens": 2, "text": ["ab"]}, {"scenario": "demo", "running": 1})
+    for i in range(11):
+        meter.add(
+            {"output_tokens": 2 * (i + 1), "text": ["ab"]}, {"scenario": "demo", "running": 1}
+        )
         now[0] += 0.1
     live = meter.snapshot()
     assert live["chunksPerSecond"] == 10.0 and live["tokensPerSecond"] == 20.0

@@ -83,8 +83,6 @@ def endpoint_purge(book: JobBook, command: EndpointCommand) -> Any:
 def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str, Any]) -> Any:
     """``%endpoint serve FUNC --name ID``: serve a handler of the notebook on a background
     worker thread; returns the worker's handle (``.stop()``)."""
-    import podbook
-
     fn = namespace.get(command.function)
     if fn is None:
         raise UsageError(
@@ -96,9 +94,8 @@ def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str,
             f"%endpoint serve: {command.function} is a {type(fn).__name__}, not a function; "
             "pass the handler function's name."
         )
-    serve = getattr(podbook, "serve", None)
-    if serve is None:
-        raise UsageError("%endpoint serve: this podbook has no worker runner (podbook.serve).")
+    from podbook.worker import serve
+
     handle = serve(fn, endpoint=command.endpoint_id, concurrency=command.concurrency)
     book.keep_served(handle)
     print(

@@ -1,8 +1,10 @@
 """Throughput of a job's stream: tokens/s, chunks/s and the latest seed ``metrics``.
 
-Tokens of a chunk: its ``output_tokens`` when it reports one (the seed's sample shape,
-counted per chunk), else an estimate from its text (about 4 characters a token, at least
-one token for a non-empty text chunk); other chunks count no tokens. While the stream runs
+Tokens of a chunk: from its ``output_tokens`` when it reports one (the seed's sample shape),
+read as the count so far while it grows from chunk to chunk (as the seed's sample and the
+built-in ``stream-demo`` report it) and as the chunk's own count otherwise; else an estimate
+from its text (about 4 characters a token, at least one token for a non-empty text chunk);
+other chunks count no tokens. While the stream runs
 the rates are over the last :data:`WINDOW_SECONDS`; once it ended, over the whole stream.
 Memory is bounded: the window keeps one entry per chunk for a few seconds only.
 """
@@ -33,12 +35,23 @@ def chunk_text(output: Any) -> str | None:
     return None
 
 
-def chunk_tokens(output: Any) -> int:
-    """Tokens in one chunk (see the module docstring)."""
+def reported_tokens(output: Any) -> int | None:
+    """The chunk's ``output_tokens`` when it has a usable one."""
     if isinstance(output, dict):
         reported = output.get("output_tokens")
         if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0:
             return reported
+    return None
+
+
+def chunk_tokens(output: Any, previous_reported: int | None = None) -> int:
+    """Tokens in one chunk; ``previous_reported`` is the last chunk's ``output_tokens``
+    (see the module docstring)."""
+    reported = reported_tokens(output)
+    if reported is not None:
+        if previous_reported is not None and reported > previous_reported:
+            return reported - previous_reported
+        return reported
     text = chunk_text(output)
     if not text:
         return 0
@@ -57,13 +70,15 @@ class RateMeter:
         self.last_at: float | None = None
         self.metrics: dict[str, Any] | None = None
         self._first_tokens = 0
+        self._last_reported: int | None = None
         self._lock = threading.Lock()
 
     def add(self, output: Any, metrics: dict[str, Any] | None = None) -> None:
         """Count one chunk (its ``metrics`` become the latest ones)."""
         now = self._clock()
-        tokens = chunk_tokens(output)
         with self._lock:
+            tokens = chunk_tokens(output, self._last_reported)
+            self._last_reported = reported_tokens(output)
             if self.first_at is None:
                 self.first_at = now
                 self._first_tokens = tokens
