@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,7 @@ from podbook.client.config import (
     DEFAULT_QUEUE_URL,
     DEFAULT_REST_URL,
     DEFAULT_V1_URL,
+    Secret,
     resolve_settings,
 )
 from podbook.errors import ConfigError
@@ -153,3 +158,80 @@ def test_url_of_the_local_emulator_uses_its_key_not_the_cloud_key(clean_env: Pat
     assert str(settings) == (
         "service at http://127.0.0.1:8765 (key from the local emulator's key file)"
     )
+
+
+def test_the_key_is_masked_everywhere_it_could_be_printed(clean_env: Path) -> None:
+    settings = resolve_settings(api_key=CLOUD_KEY)
+    key = settings.api_key
+    assert isinstance(key, Secret)
+    for text in (str(key), repr(key), f"{key}", f"{key!r}", repr(settings), str([key])):
+        assert CLOUD_KEY not in text
+    assert repr(key) == "Secret('**********')"
+    assert key.get_secret_value() == CLOUD_KEY
+    assert key == Secret(CLOUD_KEY) and key != Secret("other") and key != CLOUD_KEY
+
+
+def test_api_key_of_the_wrong_type_is_a_config_error(clean_env: Path) -> None:
+    with pytest.raises(ConfigError, match="api_key must be a string or a secret string, not int"):
+        resolve_settings(api_key=123)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("env", "kwargs", "reason"),
+    [
+        ({}, {}, "no API key configured"),
+        ({"PODBOOK_LOCAL": "1", "RUNPOD_API_KEY": CLOUD_KEY}, {}, "PODBOOK_LOCAL is set"),
+        ({"RUNPOD_API_KEY": CLOUD_KEY}, {"local": True}, "local=True"),
+    ],
+)
+def test_settings_say_why_the_local_emulator_was_chosen(
+    clean_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    kwargs: dict[str, bool],
+    reason: str,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = resolve_settings(start_emulator=False, **kwargs)
+    assert settings.local and settings.local_reason == reason
+    assert reason in repr(settings)
+
+
+IMPORT_LIGHT = """
+import json, sys, time
+started = time.perf_counter()
+from podbook.client.config import resolve_settings
+settings = resolve_settings(start_emulator=False)
+elapsed = time.perf_counter() - started
+heavy = [name for name in ("httpx", "pydantic", "pydantic_core") if name in sys.modules]
+print(json.dumps({"line": str(settings), "heavy": heavy, "elapsed": elapsed}))
+"""
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["no-emulator-record", "recorded"])
+def test_resolving_the_target_imports_neither_httpx_nor_pydantic(
+    clean_env: Path, recorded: bool
+) -> None:
+    """``%load_ext`` resolves the target with this module: it must stay light."""
+    if recorded:
+        home = clean_env / ".podbook"
+        home.mkdir()
+        (home / "emulator.json").write_text('{"url": "http://127.0.0.1:8765", "pid": 1}')
+        (home / "emulator.key").write_text("pbk_local_key\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PODBOOK_", "RUNPOD_"))}
+    env.update(HOME=str(clean_env), PODBOOK_HOME=str(clean_env / ".podbook"))
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_LIGHT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    measured = json.loads(result.stdout)
+    assert measured["heavy"] == []
+    expected = "local emulator at http://127.0.0.1:8765" if recorded else "not running yet"
+    assert expected in measured["line"]
+    assert "pbk_local_key" not in result.stdout
+    assert measured["elapsed"] < 0.3, measured

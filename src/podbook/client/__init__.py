@@ -1,13 +1,21 @@
 """The typed client of the pod cloud: sync :class:`Client` and async :class:`AsyncClient`.
 
 Both share one I/O-free core (:mod:`podbook.client.core`); nothing here imports IPython.
+The names are imported on first use, so ``podbook.client.config`` (standard library only)
+can be imported without httpx and pydantic: ``%load_ext podbook`` relies on it.
 """
 
-from podbook.client._async import AsyncClient
-from podbook.client._sync import Client
-from podbook.client.config import Settings, resolve_settings
-from podbook.client.core import Call, RetryPolicy
-from podbook.client.local import LocalEmulator, ensure_emulator
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from podbook.client._async import AsyncClient
+    from podbook.client._sync import Client
+    from podbook.client.config import Settings, resolve_settings
+    from podbook.client.core import Call, RetryPolicy
+    from podbook.client.local import LocalEmulator, ensure_emulator
 
 __all__ = [
     "AsyncClient",
@@ -19,3 +27,27 @@ __all__ = [
     "ensure_emulator",
     "resolve_settings",
 ]
+
+_HOMES = {
+    "AsyncClient": "podbook.client._async",
+    "Call": "podbook.client.core",
+    "Client": "podbook.client._sync",
+    "LocalEmulator": "podbook.client.local",
+    "RetryPolicy": "podbook.client.core",
+    "Settings": "podbook.client.config",
+    "ensure_emulator": "podbook.client.local",
+    "resolve_settings": "podbook.client.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'podbook.client' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -7,9 +7,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 import httpx
-from pydantic import SecretStr
 
-from podbook.client.config import Settings, resolve_settings
+from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
 from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
 
@@ -33,7 +32,7 @@ class Client:
     def __init__(
         self,
         *,
-        api_key: str | SecretStr | None = None,
+        api_key: str | SecretLike | None = None,
         url: str | None = None,
         rest_url: str | None = None,
         queue_url: str | None = None,

@@ -10,8 +10,12 @@ Resolution, first hit wins, per field (see ``docs/architecture.md``):
    ``api_key = "..."``; the profile comes from ``RUNPOD_PROFILE``);
 4. nothing configured: the local emulator (started when needed).
 
-The key is held as a :class:`pydantic.SecretStr`, so it never shows in a repr, a str, a
-log line or an error.
+The key is held as a :class:`Secret`, so it never shows in a repr, a str, a log line or an
+error.
+
+This module is import-light on purpose (standard library only: no httpx, no pydantic), so
+``%load_ext podbook`` can describe the target with :func:`resolve_settings` in a few
+milliseconds. The local emulator's module is imported only when it is needed.
 """
 
 from __future__ import annotations
@@ -21,8 +25,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import SecretStr
+from typing import Protocol
 
 from podbook.errors import ConfigError
 
@@ -35,9 +38,12 @@ __all__ = [
     "DEFAULT_QUEUE_URL",
     "DEFAULT_REST_URL",
     "DEFAULT_V1_URL",
+    "Secret",
+    "SecretLike",
     "Settings",
     "default_home",
     "resolve_settings",
+    "reveal",
     "runpod_config_path",
 ]
 
@@ -47,6 +53,63 @@ DEFAULT_V1_URL = "https://rest.runpod.io"
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
+
+
+class SecretLike(Protocol):
+    """Anything that holds a secret string: :class:`Secret`, pydantic's ``SecretStr``."""
+
+    def get_secret_value(self) -> str:
+        """The secret itself."""
+        ...
+
+
+class Secret:
+    """A secret string that never shows: ``str()`` and ``repr()`` are masked.
+
+    ``get_secret_value()`` reveals it, as with pydantic's ``SecretStr`` (which the client
+    also accepts as an argument); this class exists so that the configuration needs no
+    pydantic import. Two secrets are equal when their values are.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        """The secret itself (for the ``Authorization`` header only)."""
+        return self._value
+
+    def __str__(self) -> str:
+        return "**********" if self._value else ""
+
+    def __repr__(self) -> str:
+        return f"Secret('{self}')"
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def reveal(secret: str | SecretLike | None) -> str | None:
+    """The plain value of ``secret``: a ``str``, a :class:`Secret`, or any object with
+    ``get_secret_value()`` (pydantic's ``SecretStr``); ``None`` stays ``None``."""
+    if secret is None or isinstance(secret, str):
+        return secret
+    getter = getattr(secret, "get_secret_value", None)
+    if getter is None:
+        raise ConfigError(
+            f"api_key must be a string or a secret string, not {type(secret).__name__}"
+        )
+    value = getter()
+    if not isinstance(value, str):
+        raise ConfigError(f"api_key must hold a string, not {type(value).__name__}")
+    return value
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -65,17 +128,20 @@ def runpod_config_path() -> Path:
 class Settings:
     """A resolved target: three base URLs, a key, and where each came from.
 
-    ``str(settings)`` is the one line the notebook prints at ``%load_ext``, for example
-    ``"RunPod cloud (key from RUNPOD_API_KEY)"`` or
-    ``"local emulator at http://127.0.0.1:8765"``. The key is a ``SecretStr``.
+    ``str(settings)`` names the target in one line (the notebook's ``%load_ext`` line is
+    built from it), for example ``"RunPod cloud (key from RUNPOD_API_KEY)"`` or
+    ``"local emulator at http://127.0.0.1:8765"``. The key is a :class:`Secret`.
     """
 
     rest_url: str
     queue_url: str
     v1_url: str
-    api_key: SecretStr | None = field(repr=False)
+    api_key: Secret | None = field(repr=False)
     key_source: str = ""
     local: bool = False
+    local_reason: str = ""
+    """Why the local emulator was chosen: ``"PODBOOK_LOCAL is set"``, ``"local=True"`` or
+    ``"no API key configured"`` (empty when not local)."""
 
     def __post_init__(self) -> None:
         for name in ("rest_url", "queue_url", "v1_url"):
@@ -111,7 +177,8 @@ class Settings:
         return (
             f"Settings(rest_url={self.rest_url!r}, queue_url={self.queue_url!r}, "
             f"v1_url={self.v1_url!r}, api_key={'**********' if self.api_key else None}, "
-            f"key_source={self.key_source!r}, local={self.local!r})"
+            f"key_source={self.key_source!r}, local={self.local!r}, "
+            f"local_reason={self.local_reason!r})"
         )
 
 
@@ -176,7 +243,7 @@ def _first(*values: str | None) -> str | None:
 
 def resolve_settings(
     *,
-    api_key: str | SecretStr | None = None,
+    api_key: str | SecretLike | None = None,
     url: str | None = None,
     rest_url: str | None = None,
     queue_url: str | None = None,
@@ -195,11 +262,14 @@ def resolve_settings(
     callers can describe the target without starting anything.
     """
     env = os.environ if env is None else env
-    secret = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
+    secret = reveal(api_key)
 
-    forced_local = local if local is not None else _flag(env, "PODBOOK_LOCAL")
+    if local is not None:
+        forced_local, reason = local, f"local={local!r}"
+    else:
+        forced_local, reason = _flag(env, "PODBOOK_LOCAL"), "PODBOOK_LOCAL is set"
     if forced_local:
-        return _local_settings(home, env, start_emulator)
+        return _local_settings(home, env, start_emulator, reason)
 
     key: str | None = None
     key_source = ""
@@ -225,7 +295,7 @@ def resolve_settings(
             key, key_source = found
 
     if key is None and not any_url:
-        return _local_settings(home, env, start_emulator)
+        return _local_settings(home, env, start_emulator, "no API key configured")
 
     if key is None:
         raise ConfigError(
@@ -236,7 +306,7 @@ def resolve_settings(
         rest_url=rest or DEFAULT_REST_URL,
         queue_url=queue or DEFAULT_QUEUE_URL,
         v1_url=v1 or DEFAULT_V1_URL,
-        api_key=SecretStr(key),
+        api_key=Secret(key),
         key_source=key_source,
     )
 
@@ -254,8 +324,9 @@ def _key_of_known_emulator(
 
 
 def _local_settings(
-    home: str | os.PathLike[str] | None, env: Mapping[str, str], start: bool
+    home: str | os.PathLike[str] | None, env: Mapping[str, str], start: bool, reason: str
 ) -> Settings:
+    """The local emulator's settings (started when ``start``), saying ``reason`` why."""
     from podbook.client.local import DEFAULT_LOCAL_URL, ensure_emulator, read_emulator_record
 
     home_dir = Path(home) if home else default_home(env)
@@ -273,4 +344,5 @@ def _local_settings(
         api_key=key,
         key_source=f"{_display_path(home_dir / 'emulator.key')}",
         local=True,
+        local_reason=reason,
     )

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "BodyParser",
     "Call",
     "ClientCore",
     "RetryPolicy",
@@ -58,7 +59,8 @@ class Call(Generic[T]):
     """One request to make and how to read its answer.
 
     ``parse`` turns the decoded JSON body into the result (``None`` for calls that answer
-    204 or whose body does not matter).
+    204 or whose body does not matter). When it is a :class:`BodyParser`, the raw body bytes
+    go to its ``from_json`` instead, skipping the intermediate dicts and lists.
     """
 
     method: str
@@ -72,6 +74,23 @@ class Call(Generic[T]):
     def idempotent(self) -> bool:
         """Whether sending it twice has the same effect as once (safe to retry on 5xx)."""
         return self.method.upper() in IDEMPOTENT_METHODS
+
+
+class BodyParser(Generic[T]):
+    """A ``Call.parse`` that can also read the raw JSON bytes of a response.
+
+    ``parser(body)`` takes decoded JSON (``None`` for an empty body); ``from_json(data)``
+    takes the bytes and is what the client uses. Subclasses validate with pydantic-core's
+    JSON parser; the default here decodes with :func:`json.loads` first.
+    """
+
+    def __call__(self, body: Any) -> T:
+        """The result from decoded JSON."""
+        raise NotImplementedError
+
+    def from_json(self, data: bytes) -> T:
+        """The result from the raw body; ``ValueError`` when it is not JSON."""
+        return self(json.loads(data))
 
 
 @dataclass(frozen=True)
@@ -104,11 +123,10 @@ class RetryPolicy:
     ) -> float | None:
         """Seconds to wait before retrying after ``response``, or None to not retry."""
         status = response.status_code
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        if status == 429 or status >= 500 and call.idempotent:
-            delay = retry_after if retry_after is not None else self.backoff_delay(attempt)
-        else:
+        if not (status == 429 or status >= 500 and call.idempotent):
             return None
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        delay = retry_after if retry_after is not None else self.backoff_delay(attempt)
         return self._within_budget(attempt, waited, delay)
 
     def delay_after_error(
@@ -223,16 +241,49 @@ def invalid_request_from(exc: RequestRejected) -> InvalidRequest:
 
 @dataclass
 class ClientCore:
-    """State and pure logic shared by both faces: settings, retry policy, latest quota."""
+    """State and pure logic shared by both faces: settings, retry policy, latest quota.
+
+    Per-request work is kept small (the client should add little over bare httpx): base
+    URLs and headers are computed once, and the ``RateLimit`` headers are kept as received
+    and parsed only when :attr:`rate_limit` is read.
+    """
 
     settings: Settings
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    rate_limit: RateLimitState | None = None
+    _rate_limit: RateLimitState | None = field(default=None, init=False, repr=False)
+    _pending_rate_limit: tuple[str | None, str | None] | None = field(
+        default=None, init=False, repr=False
+    )
+    _bases: dict[str, str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._bases = {
+            "rest": self.settings.rest_url,
+            "queue": self.settings.queue_url,
+            "v1": self.settings.v1_url,
+        }
 
     @property
     def _secret(self) -> str | None:
         key = self.settings.api_key
         return key.get_secret_value() if key is not None else None
+
+    @property
+    def rate_limit(self) -> RateLimitState | None:
+        """The quota announced by the latest response that carried ``RateLimit`` headers
+        (readable ones; unreadable headers leave the previous quota), or None."""
+        pending = self._pending_rate_limit
+        if pending is not None:
+            self._pending_rate_limit = None
+            parsed = _parse_rate_limit(*pending)
+            if parsed is not None:
+                self._rate_limit = parsed
+        return self._rate_limit
+
+    @rate_limit.setter
+    def rate_limit(self, value: RateLimitState | None) -> None:
+        self._pending_rate_limit = None
+        self._rate_limit = value
 
     def default_headers(self) -> dict[str, str]:
         """Headers sent with every request (the key travels only here)."""
@@ -243,11 +294,7 @@ class ClientCore:
 
     def base_url(self, base: Base) -> str:
         """The base URL of one of the three interfaces."""
-        return {
-            "rest": self.settings.rest_url,
-            "queue": self.settings.queue_url,
-            "v1": self.settings.v1_url,
-        }[base]
+        return self._bases[base]
 
     def build_request(
         self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]
@@ -255,38 +302,57 @@ class ClientCore:
         """The ``httpx.Request`` for ``call`` (auth and user agent come from ``http``)."""
         return http.build_request(
             call.method,
-            self.base_url(call.base) + call.path,
+            self._bases[call.base] + call.path,
             params=dict(call.params) if call.params else None,
             json=call.json,
         )
 
     def record_rate_limit(self, response: httpx.Response) -> None:
-        """Keep the quota announced by ``response``'s ``RateLimit`` headers, if any."""
-        parsed = parse_rate_limit_headers(response.headers)
-        if parsed is not None:
-            self.rate_limit = parsed
+        """Keep ``response``'s ``RateLimit`` headers, if any, for :attr:`rate_limit`.
+
+        Only the raw values are kept here (parsing them costs about 20 µs, which every
+        response would pay); :attr:`rate_limit` parses the latest on demand.
+        """
+        ratelimit = policy = None
+        for name, value in response.headers.raw:
+            if len(name) >= 9 and name[:9].lower() == b"ratelimit":
+                lowered = name.lower()
+                if lowered == b"ratelimit":
+                    ratelimit = value.decode("latin-1")
+                elif lowered == b"ratelimit-policy":
+                    policy = value.decode("latin-1")
+        if ratelimit is not None or policy is not None:
+            self._pending_rate_limit = (ratelimit, policy)
 
     def finish(self, call: Call[T], response: httpx.Response) -> T:
         """The result of ``call`` from its final ``response``, or raise its typed error."""
-        logger.debug(
-            "%s %s -> %s", response.request.method, response.request.url, response.status_code
-        )
-        if response.status_code >= 400:
+        status = response.status_code
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("%s %s -> %s", response.request.method, response.request.url, status)
+        if status >= 400:
             raise error_from_response(response, self._secret)
-        if call.parse is None:
+        parse = call.parse
+        if parse is None:
             return None  # type: ignore[return-value]
-        if response.status_code == 204 or not response.content:
-            body: Any = None
-        else:
+        content = response.content
+        try:
+            if status == 204 or not content:
+                return parse(None)
+            if isinstance(parse, BodyParser):
+                return parse.from_json(content)
             try:
                 body = response.json()
             except (ValueError, UnicodeDecodeError):
                 raise _unexpected(response, "the body is not JSON") from None
-        try:
-            return call.parse(body)
-        except (ValidationError, KeyError, TypeError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise _unexpected(response, f"cannot read the answer ({reason})") from None
+            return parse(body)
+        except ValidationError as exc:
+            if any(error["type"] == "json_invalid" for error in exc.errors()):
+                raise _unexpected(response, "the body is not JSON") from None
+            raise _unexpected(response, f"cannot read the answer ({_first_line(exc)})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise _unexpected(response, "the body is not JSON") from None
+        except (KeyError, TypeError) as exc:
+            raise _unexpected(response, f"cannot read the answer ({_first_line(exc)})") from None
 
     def connection_failed(self, call: Call[Any], exc: httpx.TransportError) -> ConnectionFailed:
         """The error for a request that never got an answer."""
@@ -300,10 +366,18 @@ class ClientCore:
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
 
 
+def _first_line(exc: Exception) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def parse_rate_limit_headers(headers: httpx.Headers | Mapping[str, str]) -> RateLimitState | None:
     """The quota in ``RateLimit`` / ``RateLimit-Policy``, or None when absent or unreadable."""
     headers = httpx.Headers(headers)
-    ratelimit, policy = headers.get("RateLimit"), headers.get("RateLimit-Policy")
+    return _parse_rate_limit(headers.get("RateLimit"), headers.get("RateLimit-Policy"))
+
+
+def _parse_rate_limit(ratelimit: str | None, policy: str | None) -> RateLimitState | None:
     if ratelimit is None and policy is None:
         return None
     from podbook.api.ratelimit import parse_rate_limit_headers as parse

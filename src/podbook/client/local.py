@@ -6,6 +6,9 @@ The emulator keeps its files in ``$PODBOOK_HOME`` (default ``~/.podbook``):
 reuses a running emulator that answers ``GET /healthz``; otherwise it starts
 ``python -m podbook emulator --port 0 --home HOME`` in a new session, under a file lock so
 two kernels starting at once do not start two emulators.
+
+Reading the record (:func:`read_emulator_record`) needs the standard library only; httpx is
+imported when the emulator's health is checked.
 """
 
 from __future__ import annotations
@@ -21,9 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-from pydantic import SecretStr
-
+from podbook.client.config import Secret, default_home
 from podbook.errors import LocalEmulatorError
 
 __all__ = [
@@ -49,7 +50,7 @@ class LocalEmulator:
     """A running (or last recorded) local emulator: its URL, key and process id."""
 
     url: str
-    api_key: SecretStr | None = field(repr=False)
+    api_key: Secret | None = field(repr=False)
     pid: int | None = None
     home: Path | None = None
 
@@ -62,8 +63,6 @@ class LocalEmulator:
 def _home_dir(home: str | os.PathLike[str] | None) -> Path:
     if home is not None:
         return Path(home).expanduser()
-    from podbook.client.config import default_home
-
     return default_home()
 
 
@@ -87,7 +86,7 @@ def read_emulator_record(home: str | os.PathLike[str] | None = None) -> LocalEmu
     pid = record.get("pid")
     return LocalEmulator(
         url=url.rstrip("/"),
-        api_key=SecretStr(key_text) if key_text else None,
+        api_key=Secret(key_text) if key_text else None,
         pid=pid if isinstance(pid, int) else None,
         home=home_dir,
     )
@@ -95,6 +94,8 @@ def read_emulator_record(home: str | os.PathLike[str] | None = None) -> LocalEmu
 
 def emulator_is_healthy(url: str, timeout: float = 1.0) -> bool:
     """True when ``GET {url}/healthz`` answers ``{"ok": true}``."""
+    import httpx
+
     try:
         response = httpx.get(f"{url.rstrip('/')}/healthz", timeout=timeout)
         return response.status_code == 200 and response.json().get("ok") is True
