@@ -28,11 +28,11 @@ __all__ = [
 _HOMES = {
     "Chunk": "podbook.worker.results",
     "Runner": "podbook.worker.runner",
-    "ServedWorker": "podbook.worker.serve",
+    "ServedWorker": "podbook.worker.background",
     "WorkerConfig": "podbook.worker.config",
     "load_handler": "podbook.worker.handlers",
-    "progress": "podbook.worker.progress",
-    "serve": "podbook.worker.serve",
+    "progress": "podbook.worker.reporting",
+    "serve": "podbook.worker.background",
 }
 
 

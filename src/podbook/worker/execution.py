@@ -25,8 +25,8 @@ from typing import Any
 from podbook.errors import PodbookError
 from podbook.worker.config import WorkerConfig
 from podbook.worker.handlers import HandlerKind
-from podbook.worker.progress import ProgressReporter
 from podbook.worker.protocol import BrokerRefused, WorkerChannel, encode_body
+from podbook.worker.reporting import ProgressReporter
 from podbook.worker.results import chunk_body, chunk_error, error_payload, result_payload
 
 __all__ = ["JobRun", "Outcome"]
