@@ -37,6 +37,11 @@ def lookup(path: str, namespace: Mapping[str, Any]) -> Any:
     return value
 
 
+def _string_literal(quote: str) -> str:
+    plain = f"[^{quote}\\\\]*"
+    return f"{quote}{plain}(?:\\\\.{plain})*{quote}"
+
+
 def expand(
     body: str,
     namespace: Mapping[str, Any],
@@ -49,30 +54,24 @@ def expand(
     ``quotes`` are the characters that open a string literal; ``in_string(value, quote)``
     and ``outside(name, value)`` give the replacement text for either place.
     """
-    out: list[str] = []
-    quote = ""  # the quote of the string literal we are in, "" outside
-    i = 0
-    while i < len(body):
-        char = body[i]
-        if quote and char == "\\":
-            out.append(body[i : i + 2])
-            i += 2
-            continue
-        if char == "{":
-            match = _PLACEHOLDER.match(body, i)
-            if match:
-                value = lookup(match.group(1), namespace)
-                if value is not _MISSING:
-                    out.append(in_string(value, quote) if quote else outside(match.group(1), value))
-                    i = match.end()
-                    continue
-        if quote and char == quote:
-            quote = ""
-        elif not quote and char in quotes:
-            quote = char
-        out.append(char)
-        i += 1
-    return "".join(out)
+    literals = "|".join(_string_literal(q) for q in quotes)
+    token = re.compile(f"({literals})|{_PLACEHOLDER.pattern}", re.DOTALL)
+
+    def inside(match: re.Match[str], quote: str) -> str:
+        value = lookup(match.group(1), namespace)
+        return match.group(0) if value is _MISSING else in_string(value, quote)
+
+    def replace(match: re.Match[str]) -> str:
+        literal = match.group(1)
+        if literal is not None:
+            quote = literal[0]
+            if "{" not in literal:
+                return literal
+            return quote + _PLACEHOLDER.sub(lambda m: inside(m, quote), literal[1:-1]) + quote
+        value = lookup(match.group(2), namespace)
+        return match.group(0) if value is _MISSING else outside(match.group(2), value)
+
+    return token.sub(replace, body)
 
 
 def _json_in_string(value: Any, _quote: str) -> str:

@@ -96,7 +96,15 @@ def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str,
         )
     from podbook.worker import serve
 
-    handle = serve(fn, endpoint=command.endpoint_id, concurrency=command.concurrency)
+    try:
+        handle = serve(
+            fn,
+            endpoint=command.endpoint_id,
+            concurrency=command.concurrency,
+            client=book.session.client,
+        )
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"%endpoint serve: {err}.") from None
     book.keep_served(handle)
     print(
         f"Serving {command.function} on endpoint {command.endpoint_id} "
