@@ -75,7 +75,7 @@ class Broker:
         A job that was IN_PROGRESS when the emulator stopped goes back to the queue.
         """
         now = now_ms()
-        for doc in self._loaded:
+        for doc in sorted(self._loaded, key=lambda d: d["queued_at"]):
             job = Job.from_doc(doc)
             queue = self.endpoint(job.account_id, job.endpoint_id)
             if queue is None or self._deadline(job) <= now:

@@ -78,8 +78,8 @@ class BrokerTables:
     def save_job(self, doc: dict[str, Any]) -> None:
         """Insert or replace a job document."""
         self._store._execute(
-            "INSERT OR REPLACE INTO queue_jobs (id, account_id, endpoint_id, doc) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO queue_jobs (id, account_id, endpoint_id, doc) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET doc = excluded.doc",
             (doc["id"], doc["account_id"], doc["endpoint_id"], orjson.dumps(doc).decode()),
         )
 
