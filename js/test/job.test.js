@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import view, {
   GAP_WAIT_MS,
   STREAM_DOM_CAP,
+  TEXT_BLOCK_CHUNKS,
+  TEXT_BLOCK_MAX,
   chunkText,
   formatDuration,
   formatMetric,
@@ -201,12 +203,30 @@ describe("job panel: the stream", () => {
     for (let start = 0; start < total; start += 250) {
       chunks(model, start, Array.from({ length: 250 }, (_, k) => `c${start + k};`));
     }
-    const pre = root().querySelector(".podbook-stream pre");
-    expect(pre.childNodes).toHaveLength(STREAM_DOM_CAP);
-    expect(pre.firstChild.textContent).toBe("c1000;");
-    expect(pre.lastChild.textContent).toBe(`c${total - 1};`);
+    const nodes = [...root().querySelectorAll(".podbook-stream pre.podbook-text")].flatMap((p) => [
+      ...p.childNodes,
+    ]);
+    expect(nodes).toHaveLength(STREAM_DOM_CAP);
+    expect(nodes[0].textContent).toBe("c1000;");
+    expect(nodes.at(-1).textContent).toBe(`c${total - 1};`);
     expect(hiddenLine().textContent).toBe("… 1000 earlier chunks hidden");
     expect(root().dataset.chunks).toBe(String(total));
+  });
+
+  it("splits long text into blocks at line ends, so an append lays out one small block", () => {
+    const { model } = render();
+    const lines = Array.from({ length: 3 * TEXT_BLOCK_CHUNKS }, (_, k) => (k % 10 === 9 ? `w${k}\n` : `w${k} `));
+    for (let start = 0; start < lines.length; start += 7) chunks(model, start, lines.slice(start, start + 7));
+    const blocks = [...root().querySelectorAll(".podbook-stream pre.podbook-text")];
+    expect(blocks).toHaveLength(3);
+    for (const block of blocks) expect(block.textContent.endsWith("\n") || block === blocks.at(-1)).toBe(true);
+    expect(blocks.map((b) => b.textContent).join("")).toBe(lines.join(""));
+    // Without line ends a block still ends at TEXT_BLOCK_MAX chunks.
+    const words = Array.from({ length: TEXT_BLOCK_MAX + 5 }, (_, k) => `x${k} `);
+    chunks(model, lines.length, words);
+    const last = [...root().querySelectorAll(".podbook-stream pre.podbook-text")].slice(-2);
+    expect(last[0].childNodes).toHaveLength(TEXT_BLOCK_MAX);
+    expect(last[1].childNodes).toHaveLength(5);
   });
 
   it("trims JSON blocks and emptied text blocks too", () => {

@@ -212,6 +212,11 @@ export function patchChildren(parent, nodes) {
 /** How many chunks stay in the DOM; older ones are removed and counted in a "hidden" line. */
 export const STREAM_DOM_CAP = 5000;
 
+/** Text chunks per `<pre>` block: a new block starts at a line end past the first, always at
+ * the second (see StreamArea.blockFull). */
+export const TEXT_BLOCK_CHUNKS = 200;
+export const TEXT_BLOCK_MAX = 1000;
+
 /** How long a batch that arrived ahead of a gap waits for the missing chunks (ms). */
 export const GAP_WAIT_MS = 400;
 
@@ -308,6 +313,8 @@ class StreamArea {
     this.head = 0; // first live entry in `entries`
     this.inDom = 0; // chunks currently in the DOM
     this.firstIndex = null; // index of the oldest chunk still in the DOM
+    this.blockChunks = 0; // text chunks in the last <pre> block
+    this.blockEndsLine = false; // the last text chunk ended with a newline
     this.gapTimer = null;
     this.stick = true;
     this.autoTop = 0;
@@ -443,7 +450,7 @@ class StreamArea {
   /** Appends outputs `start, start+1, ...` (start === this.next) with one DOM insertion per run. */
   append(start, outputs) {
     if (!outputs.length) return;
-    let fragment = document.createDocumentFragment();
+    const fragment = document.createDocumentFragment();
     let pre = this.openPre();
     let textRun = null; // fragment of text nodes bound for `pre`
     const flushText = () => {
@@ -459,13 +466,21 @@ class StreamArea {
       const index = start + k;
       const text = chunkText(output);
       if (text !== null) {
+        if (this.blockFull()) {
+          flushText();
+          pre = null;
+          this.blockChunks = 0;
+        }
         const node = document.createTextNode(text);
         textRun = textRun || document.createDocumentFragment();
         textRun.append(node);
+        this.blockChunks += 1;
+        this.blockEndsLine = text.endsWith("\n");
         this.entries.push({ index, node });
       } else {
         flushText();
         pre = null;
+        this.blockChunks = 0;
         const node = jsonChunk(output, index);
         fragment.append(node);
         this.entries.push({ index, node });
@@ -482,10 +497,25 @@ class StreamArea {
     if (this.stick) this.scrollToEnd();
   }
 
+  /**
+   * True when text should go on in a new `<pre>`: a browser lays out a block's text as a
+   * whole, so one ever-growing block makes every append cost more. A block ends at a line
+   * end once it holds TEXT_BLOCK_CHUNKS chunks (invisible: the next block starts a new line
+   * anyway), or at TEXT_BLOCK_MAX chunks whatever the text.
+   */
+  blockFull() {
+    return (
+      (this.blockChunks >= TEXT_BLOCK_CHUNKS && this.blockEndsLine) ||
+      this.blockChunks >= TEXT_BLOCK_MAX
+    );
+  }
+
   /** The `<pre>` that text chunks go on into: the last block when it is one. */
   openPre() {
     const last = this.body.lastElementChild;
-    return last && last.tagName === "PRE" && last.classList.contains("podbook-text") ? last : null;
+    const open = last && last.tagName === "PRE" && last.classList.contains("podbook-text");
+    if (!open) this.blockChunks = 0;
+    return open ? last : null;
   }
 
   /** Removes the oldest chunks beyond STREAM_DOM_CAP (and gap markers before them). */
