@@ -26,7 +26,8 @@ function render(overrides) {
 }
 
 const root = () => mounted.el.querySelector(".podbook-health");
-const countOf = (key) => root().querySelector(`[data-count="${key}"] .podbook-count-value`).textContent;
+const countOf = (key) =>
+  root().querySelector(`[data-count="${key}"] .podbook-count-value`).textContent;
 const samples = () => Number(root().querySelector("svg.podbook-sparkline").dataset.samples);
 const flush = () => new Promise((resolve) => queueMicrotask(resolve));
 
@@ -48,7 +49,15 @@ describe("health panel: counts", () => {
     render();
     expect(root().dataset.endpointId).toBe("stream-demo");
     expect(root().querySelector(".podbook-header").textContent).toContain("stream-demo");
-    const expected = { completed: "12", failed: "1", inProgress: "2", inQueue: "5", retried: "1", idle: "1", running: "2" };
+    const expected = {
+      completed: "12",
+      failed: "1",
+      inProgress: "2",
+      inQueue: "5",
+      retried: "1",
+      idle: "1",
+      running: "2",
+    };
     for (const [key, value] of Object.entries(expected)) expect(countOf(key)).toBe(value);
   });
 
@@ -84,7 +93,9 @@ describe("health panel: queue-depth sparkline", () => {
     await refresh(model, health({ inQueue: 3 }), 2);
     expect(samples()).toBe(3);
     expect(root().querySelector(".podbook-queue-depth").textContent).toContain("3 now · peak 9");
-    expect(root().querySelector("svg.podbook-sparkline polyline").getAttribute("points").split(" ")).toHaveLength(3);
+    expect(
+      root().querySelector("svg.podbook-sparkline polyline").getAttribute("points").split(" "),
+    ).toHaveLength(3);
   });
 
   it("counts a refresh that repeats the same body (only `updated` changes)", async () => {
@@ -96,7 +107,8 @@ describe("health panel: queue-depth sparkline", () => {
 
   it(`remembers only the last ${SPARK_SAMPLES} refreshes`, async () => {
     const { model } = render();
-    for (let n = 1; n <= SPARK_SAMPLES + 10; n += 1) await refresh(model, health({ inQueue: n }), n);
+    for (let n = 1; n <= SPARK_SAMPLES + 10; n += 1)
+      await refresh(model, health({ inQueue: n }), n);
     expect(samples()).toBe(SPARK_SAMPLES);
     expect(root().querySelector(".podbook-queue-depth").textContent).toContain(
       `${SPARK_SAMPLES + 10} now · peak ${SPARK_SAMPLES + 10}`,
@@ -110,7 +122,9 @@ describe("health panel: notes", () => {
     model.set("connection", "reconnecting");
     expect(root().querySelector(".podbook-reconnecting").textContent).toBe("reconnecting…");
     model.set("error", "404 Not Found: endpoint nope does not exist");
-    expect(root().querySelector(".podbook-error").textContent).toBe("404 Not Found: endpoint nope does not exist");
+    expect(root().querySelector(".podbook-error").textContent).toBe(
+      "404 Not Found: endpoint nope does not exist",
+    );
     model.set("connection", "ok");
     expect(root().querySelector(".podbook-reconnecting")).toBeNull();
   });

@@ -58,7 +58,9 @@ const chunks = (model, start, items) => receive(model, { type: "chunks", start, 
 const root = () => mounted.el.querySelector(".podbook-job");
 const streamEl = () => root().querySelector(".podbook-stream");
 const streamText = () =>
-  [...root().querySelectorAll(".podbook-stream pre.podbook-text")].map((p) => p.textContent).join("|");
+  [...root().querySelectorAll(".podbook-stream pre.podbook-text")]
+    .map((p) => p.textContent)
+    .join("|");
 const hiddenLine = () => root().querySelector(".podbook-hidden");
 const actionNames = () =>
   [...root().querySelectorAll("button[data-action]")].map((b) => b.dataset.action);
@@ -201,7 +203,11 @@ describe("job panel: the stream", () => {
     const { model } = render();
     const total = STREAM_DOM_CAP + 1000;
     for (let start = 0; start < total; start += 250) {
-      chunks(model, start, Array.from({ length: 250 }, (_, k) => `c${start + k};`));
+      chunks(
+        model,
+        start,
+        Array.from({ length: 250 }, (_, k) => `c${start + k};`),
+      );
     }
     const nodes = [...root().querySelectorAll(".podbook-stream pre.podbook-text")].flatMap((p) => [
       ...p.childNodes,
@@ -215,11 +221,15 @@ describe("job panel: the stream", () => {
 
   it("splits long text into blocks at line ends, so an append lays out one small block", () => {
     const { model } = render();
-    const lines = Array.from({ length: 3 * TEXT_BLOCK_CHUNKS }, (_, k) => (k % 10 === 9 ? `w${k}\n` : `w${k} `));
-    for (let start = 0; start < lines.length; start += 7) chunks(model, start, lines.slice(start, start + 7));
+    const lines = Array.from({ length: 3 * TEXT_BLOCK_CHUNKS }, (_, k) =>
+      k % 10 === 9 ? `w${k}\n` : `w${k} `,
+    );
+    for (let start = 0; start < lines.length; start += 7)
+      chunks(model, start, lines.slice(start, start + 7));
     const blocks = [...root().querySelectorAll(".podbook-stream pre.podbook-text")];
     expect(blocks).toHaveLength(3);
-    for (const block of blocks) expect(block.textContent.endsWith("\n") || block === blocks.at(-1)).toBe(true);
+    for (const block of blocks)
+      expect(block.textContent.endsWith("\n") || block === blocks.at(-1)).toBe(true);
     expect(blocks.map((b) => b.textContent).join("")).toBe(lines.join(""));
     // Without line ends a block still ends at TEXT_BLOCK_MAX chunks.
     const words = Array.from({ length: TEXT_BLOCK_MAX + 5 }, (_, k) => `x${k} `);
@@ -232,7 +242,11 @@ describe("job panel: the stream", () => {
   it("trims JSON blocks and emptied text blocks too", () => {
     const { model } = render();
     chunks(model, 0, ["x", { n: 0 }, "y"]);
-    chunks(model, 3, Array.from({ length: STREAM_DOM_CAP }, (_, k) => ({ n: k + 1 })));
+    chunks(
+      model,
+      3,
+      Array.from({ length: STREAM_DOM_CAP }, (_, k) => ({ n: k + 1 })),
+    );
     const body = root().querySelector(".podbook-stream-body");
     expect(body.querySelectorAll("pre.podbook-text")).toHaveLength(0);
     expect(body.querySelectorAll("details.podbook-json")).toHaveLength(STREAM_DOM_CAP);
@@ -325,7 +339,8 @@ describe("job panel: status, timings and rate", () => {
         scenario: "stream",
       },
     });
-    const metric = (k) => root().querySelector(`[data-metric="${k}"] .podbook-metric-value`).textContent;
+    const metric = (k) =>
+      root().querySelector(`[data-metric="${k}"] .podbook-metric-value`).textContent;
     expect(metric("tokensPerSecond")).toBe("42.5");
     expect(metric("chunksPerSecond")).toBe("10.0");
     expect(metric("avg_gen_throughput")).toBe("40.13");
@@ -391,7 +406,8 @@ describe("job panel: errors", () => {
         error: {
           type: "ValueError",
           message: "prompt must not be empty",
-          traceback: 'Traceback (most recent call last):\n  File "handler.py", line 4\nValueError: prompt must not be empty',
+          traceback:
+            'Traceback (most recent call last):\n  File "handler.py", line 4\nValueError: prompt must not be empty',
         },
       },
     });
@@ -416,7 +432,9 @@ describe("job panel: errors", () => {
     const { model } = render();
     model.set("error", "404 Not Found: job job-7f3a expired");
     model.set("connection", "reconnecting");
-    expect(root().querySelector(".podbook-error").textContent).toBe("404 Not Found: job job-7f3a expired");
+    expect(root().querySelector(".podbook-error").textContent).toBe(
+      "404 Not Found: job job-7f3a expired",
+    );
     expect(root().querySelector(".podbook-reconnecting").textContent).toBe("reconnecting…");
   });
 });

@@ -266,7 +266,10 @@ export function sparkline(samples, width = 160, height = 28) {
   svg.setAttribute("data-samples", String(samples.length));
   svg.setAttribute("role", "img");
   const last = samples.length ? samples[samples.length - 1] : 0;
-  svg.setAttribute("aria-label", `queue depth over the last ${samples.length} refreshes, now ${last}`);
+  svg.setAttribute(
+    "aria-label",
+    `queue depth over the last ${samples.length} refreshes, now ${last}`,
+  );
   if (samples.length) {
     const max = Math.max(1, ...samples);
     const step = samples.length > 1 ? width / (SPARK_SAMPLES - 1) : 0;
@@ -278,7 +281,10 @@ export function sparkline(samples, width = 160, height = 28) {
     });
     const area = document.createElementNS(svgNS, "polygon");
     area.setAttribute("class", "podbook-spark-area");
-    area.setAttribute("points", `${x0.toFixed(1)},${height} ${points.join(" ")} ${width},${height}`);
+    area.setAttribute(
+      "points",
+      `${x0.toFixed(1)},${height} ${points.join(" ")} ${width},${height}`,
+    );
     const line = document.createElementNS(svgNS, "polyline");
     line.setAttribute("class", "podbook-spark-line");
     line.setAttribute("points", points.join(" "));

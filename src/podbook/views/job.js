@@ -323,7 +323,12 @@ class StreamArea {
     this.body = h("div", { class: "podbook-stream-body" });
     this.el = h(
       "div",
-      { class: "podbook-stream", tabindex: "0", "aria-label": "job output stream", "aria-live": "off" },
+      {
+        class: "podbook-stream",
+        tabindex: "0",
+        "aria-label": "job output stream",
+        "aria-live": "off",
+      },
       this.hiddenLine,
       this.body,
     );
@@ -520,7 +525,10 @@ class StreamArea {
 
   /** Removes the oldest chunks beyond STREAM_DOM_CAP (and gap markers before them). */
   trim() {
-    while (this.inDom > STREAM_DOM_CAP || (this.head < this.entries.length && this.entries[this.head].index === -1)) {
+    while (
+      this.inDom > STREAM_DOM_CAP ||
+      (this.head < this.entries.length && this.entries[this.head].index === -1)
+    ) {
       const { index, node } = this.entries[this.head];
       this.head += 1;
       const parent = node.parentNode;
@@ -581,7 +589,12 @@ function header(job, status) {
     h("span", { class: "podbook-name", text: "Job" }),
     h("code", { class: "podbook-id", "data-field": "id", text: job.id || "" }),
     job.endpointId
-      ? h("span", { class: "podbook-endpoint", "data-field": "endpointId", title: "endpoint" }, "on ", h("code", { text: job.endpointId }))
+      ? h(
+          "span",
+          { class: "podbook-endpoint", "data-field": "endpointId", title: "endpoint" },
+          "on ",
+          h("code", { text: job.endpointId }),
+        )
       : null,
   );
 }
@@ -590,8 +603,14 @@ function timings(job) {
   return h(
     "dl",
     { class: "podbook-facts podbook-timings" },
-    fact("Delay", formatDuration(job.delayTime), { "data-field": "delayTime", title: "time in the queue" }),
-    fact("Execution", formatDuration(job.executionTime), { "data-field": "executionTime", title: "time on a worker" }),
+    fact("Delay", formatDuration(job.delayTime), {
+      "data-field": "delayTime",
+      title: "time in the queue",
+    }),
+    fact("Execution", formatDuration(job.executionTime), {
+      "data-field": "executionTime",
+      title: "time on a worker",
+    }),
   );
 }
 
@@ -599,7 +618,9 @@ function timings(job) {
 function seedMetrics(rate) {
   const nested = rate.metrics && typeof rate.metrics === "object" ? rate.metrics : {};
   const flat = Object.fromEntries(
-    Object.entries(rate).filter(([k]) => !["metrics", "tokensPerSecond", "chunksPerSecond"].includes(k)),
+    Object.entries(rate).filter(
+      ([k]) => !["metrics", "tokensPerSecond", "chunksPerSecond"].includes(k),
+    ),
   );
   return { ...flat, ...nested };
 }
@@ -711,7 +732,12 @@ function render({ model, el }) {
     root.setAttribute("data-chunks", String(stream.next));
     showStream();
   });
-  const streamWrap = h("div", { class: "podbook-section podbook-stream-wrap" }, stream.el, stream.followButton);
+  const streamWrap = h(
+    "div",
+    { class: "podbook-section podbook-stream-wrap" },
+    stream.el,
+    stream.followButton,
+  );
   root.append(top, waiting, streamWrap, bottom);
   el.append(root);
 
@@ -732,9 +758,18 @@ function render({ model, el }) {
     root.setAttribute("aria-busy", model.get("busy") ? "true" : "false");
     patchChildren(
       top,
-      [header(job, current), ...notices(model), timings(job), metricsSection(model.get("rate") || {}), jobError(job.error)].filter(Boolean),
+      [
+        header(job, current),
+        ...notices(model),
+        timings(job),
+        metricsSection(model.get("rate") || {}),
+        jobError(job.error),
+      ].filter(Boolean),
     );
-    patchChildren(bottom, [finalOutput(job, stream.next > 0), actionsSection(model, current)].filter(Boolean));
+    patchChildren(
+      bottom,
+      [finalOutput(job, stream.next > 0), actionsSection(model, current)].filter(Boolean),
+    );
     showStream();
   }
 
@@ -747,7 +782,11 @@ function render({ model, el }) {
   const onCount = () => {
     if (model.get("chunks") === 0 && stream.next > 0) stream.reset();
   };
-  const unsubscribe = onTraits(model, ["job", "status", "rate", "error", "busy", "connection"], rerender);
+  const unsubscribe = onTraits(
+    model,
+    ["job", "status", "rate", "error", "busy", "connection"],
+    rerender,
+  );
   const unsubscribeTail = onTraits(model, ["tail"], onTail);
   const unsubscribeCount = onTraits(model, ["chunks"], onCount);
   model.on("msg:custom", onMessage);
