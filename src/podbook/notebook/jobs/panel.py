@@ -111,6 +111,13 @@ class JobPanel(Panel):
                 self.status = state["status"]
                 self._touched_locally()
 
+    def _set(self, **traits: Any) -> None:
+        """Set traits under the panel's lock: the pump's flusher also sets traits, and
+        ``hold_sync`` is not safe across threads."""
+        with self._lock, self.hold_sync():
+            for name, value in traits.items():
+                setattr(self, name, value)
+
     def _set_status(self, status: str) -> None:
         with self._lock, self.hold_sync():
             self.job = {**self.job, "status": status}
@@ -190,7 +197,7 @@ class JobPanel(Panel):
         elif failure is not None:
             # The stream could not be read (the service does not stream this job, or the
             # connection failed): the refresher's status polls take over.
-            self.connection = "ok" if isinstance(failure, errors.APIError) else "reconnecting"
+            self._set(connection="ok" if isinstance(failure, errors.APIError) else "reconnecting")
             self._start_polling()
         else:
             self._fetch_final(pump.status)
@@ -216,11 +223,9 @@ class JobPanel(Panel):
             self._start_polling()
 
     def _job_gone(self) -> None:
-        with self._lock:
-            self._gone = True
-            self._polling = False
-            self.error = GONE
-            self.updated = now_iso()
+        self._gone = True
+        self._polling = False
+        self._set(error=GONE, updated=now_iso())
 
     # -- the refresher (poll mode) ----------------------------------------------------------
 
@@ -240,10 +245,10 @@ class JobPanel(Panel):
         if isinstance(result, errors.NotFound):
             self._job_gone()
         elif isinstance(result, BaseException):
-            self.connection = "reconnecting"
+            self._set(connection="reconnecting")
         else:
             self._set_record(result)
-            self.connection = "ok"
+            self._set(connection="ok")
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -266,20 +271,19 @@ class JobPanel(Panel):
         """Cancel (while IN_QUEUE/IN_PROGRESS) or Retry (after FAILED/TIMED_OUT), on a worker."""
         allowed = {"cancel": ACTIVE_JOB_STATUSES, "retry": RETRYABLE_JOB_STATUSES}.get(action)
         if allowed is None:
-            self.error = f"unknown action {action!r}; the job panel offers cancel and retry."
+            self._set(error=f"unknown action {action!r}; the job panel offers cancel and retry.")
             return
         if self.status not in allowed:
             when = " or ".join(sorted(allowed))
-            self.error = f"{action} is possible when the job is {when}; it is {self.status}."
+            self._set(error=f"{action} is possible when the job is {when}; it is {self.status}.")
             return
         if self.busy:
-            self.error = f"wait until {self.busy} has finished."
+            self._set(error=f"wait until {self.busy} has finished.")
             return
         if self.client is None:
-            self.error = "this panel has no client; show the job with %job status."
+            self._set(error="this panel has no client; show the job with %job status.")
             return
-        self.busy = action
-        self.error = ""
+        self._set(busy=action, error="")
         run_in_worker(lambda: self._run_action(action))
 
     def _run_action(self, action: str) -> None:
@@ -294,11 +298,11 @@ class JobPanel(Panel):
         except errors.NotFound:
             self._job_gone()
         except errors.PodbookError as err:
-            self.error = describe_job_failure(err, "job " + action)
+            self._set(error=describe_job_failure(err, "job " + action))
         except Exception as err:  # noqa: BLE001 - a button must never fail silently
-            self.error = f"{action} failed: {type(err).__name__}: {err}"
+            self._set(error=f"{action} failed: {type(err).__name__}: {err}")
         finally:
-            self.busy = ""
+            self._set(busy="")
             self._changed()
 
     def _retry(self) -> None:
