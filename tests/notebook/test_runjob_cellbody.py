@@ -98,7 +98,6 @@ def test_line_flags_build_the_policy() -> None:
         ("echo --timeout 100", "argument --timeout"),
         ("echo --ttl 5000", "argument --ttl"),
         ("echo --sync --async", "not allowed with"),
-        ("echo --sync --ttl 20000", "drop --sync"),
         ("echo --webhook ftp://x", "argument --webhook"),
         ("echo --bogus", "unknown argument --bogus"),
         ("", "missing ENDPOINT"),

@@ -129,11 +129,6 @@ def parse_runjob_line(line: str, parser: MagicArgumentParser) -> RunJobCommand:
         )
         if value is not None
     }
-    if mode == "sync" and (policy or ns.webhook):
-        raise UsageError(
-            "%%runjob: --timeout, --ttl, --low-priority and --webhook apply to /run; "
-            "drop --sync to use them."
-        )
     return RunJobCommand(
         endpoint_id=ns.endpoint_id,
         mode=mode,

@@ -29,7 +29,12 @@ def run_job(book: JobBook, command: RunJobCommand, job_input: dict[str, Any]) ->
     """``%%runjob``: submit the cell's input, show the job's panel, return the ``Job``."""
     endpoint = book.session.client.endpoint(command.endpoint_id)
     if command.mode == "sync":
-        job = endpoint.runsync(job_input, wait=command.wait_ms)
+        job = endpoint.runsync(
+            job_input,
+            wait=command.wait_ms,
+            webhook=command.webhook,
+            policy=command.policy or None,
+        )
     else:
         job = endpoint.run(job_input, webhook=command.webhook, policy=command.policy or None)
     return show_job(book, job, FOLLOW_BY_MODE[command.mode])
