@@ -355,6 +355,17 @@ describe("job panel: status, timings and rate", () => {
     expect(root().querySelector('[data-metric="stream_index"]').textContent).toContain("3");
   });
 
+  it("shows a progress update while running, labelled as such", () => {
+    const { model } = render({ job: { output: { step: 3, of: 10 } } });
+    const output = () => root().querySelector(".podbook-output");
+    expect(output().dataset.output).toBe("progress");
+    expect(output().querySelector(".podbook-label").textContent).toBe("Progress");
+    model.set("job", job({ status: "COMPLETED", output: "done" }));
+    model.set("status", "COMPLETED");
+    expect(output().dataset.output).toBe("result");
+    expect(output().querySelector("pre").textContent).toBe("done");
+  });
+
   it("shows a final output when nothing was streamed", () => {
     render({ job: { status: "COMPLETED", output: { echo: [1, 2] } } });
     expect(root().querySelector(".podbook-output").textContent).toContain('"echo"');

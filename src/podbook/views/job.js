@@ -677,14 +677,18 @@ function jobError(error) {
   );
 }
 
-/** The job's final `output` when the panel provides one and nothing was streamed. */
-function finalOutput(job, streamed) {
+/**
+ * The job's `output` when nothing was streamed: its result once it ended, or the progress
+ * update the handler sent while IN_PROGRESS.
+ */
+function finalOutput(job, status, streamed) {
   if (streamed || job.output === undefined || job.output === null) return null;
   const text = chunkText(job.output);
+  const progress = CANCELLABLE.includes(status);
   return h(
     "div",
-    { class: "podbook-section podbook-output" },
-    h("span", { class: "podbook-label", text: "Output" }),
+    { class: "podbook-section podbook-output", "data-output": progress ? "progress" : "result" },
+    h("span", { class: "podbook-label", text: progress ? "Progress" : "Output" }),
     text !== null
       ? h("pre", { class: "podbook-text", text })
       : h("pre", { class: "podbook-json-body", text: JSON.stringify(job.output, null, 2) }),
@@ -768,7 +772,7 @@ function render({ model, el }) {
     );
     patchChildren(
       bottom,
-      [finalOutput(job, stream.next > 0), actionsSection(model, current)].filter(Boolean),
+      [finalOutput(job, current, stream.next > 0), actionsSection(model, current)].filter(Boolean),
     );
     showStream();
   }
