@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
-from nbhelpers import assert_one_line_error, magics_of, run_cell
+from nbhelpers import assert_one_line_error, magics_of, run_cell, wait_until
+
+from podbook.client.local import emulator_is_healthy
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
 OK = f'--gpu "{RTX4090}" --image runpod/pytorch'
@@ -104,6 +111,30 @@ def test_no_connection_names_the_url(ip: Any, monkeypatch: pytest.MonkeyPatch) -
     url = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("PODBOOK_URL", url)
     magics_of(ip).session.reset_client()
-    text = assert_one_line_error(run_cell(ip, "%pod list"), url, "reachable")
+    text = assert_one_line_error(run_cell(ip, "%pod list"), url, "PODBOOK_", "network")
     assert text.startswith("ServiceError:")
     assert len(text.strip().splitlines()) == 1, text
+
+
+def test_a_stopped_local_emulator_is_named_and_started_again(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("PODBOOK_URL", "RUNPOD_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    home = tmp_path / "local-home"
+    monkeypatch.setenv("PODBOOK_HOME", str(home))
+    magics_of(ip).session.reset_client()
+    try:
+        assert run_cell(ip, "%pod list").success
+        first = json.loads((home / "emulator.json").read_text())
+        os.kill(first["pid"], signal.SIGTERM)
+        wait_until(lambda: not emulator_is_healthy(first["url"]), timeout=20)
+        text = assert_one_line_error(run_cell(ip, "%pod list"), first["url"], "run the magic again")
+        assert text.startswith("ServiceError:") and "Client()" not in text
+        again = run_cell(ip, "%pod list")
+        assert again.success, again.text
+        assert json.loads((home / "emulator.json").read_text())["pid"] != first["pid"]
+    finally:
+        with contextlib.suppress(OSError, ValueError, KeyError, ProcessLookupError):
+            os.kill(json.loads((home / "emulator.json").read_text())["pid"], signal.SIGTERM)

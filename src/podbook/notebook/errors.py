@@ -40,6 +40,14 @@ class ServiceError(Exception):
         return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
 
 
+LOCAL_EMULATOR_GONE = "the local emulator has stopped; run the magic again to start it again"
+
+
+def is_local_emulator_gone(err: BaseException) -> bool:
+    """True when ``err`` is the client's report of a local emulator that stopped answering."""
+    return "local emulator" in str(getattr(err, "hint", ""))
+
+
 def describe_failure(err: BaseException, magic: str = "pod") -> str:
     """One readable line ending in the fix, plus the service's ``errors[]`` lines."""
     from podbook import errors
@@ -54,7 +62,10 @@ def describe_failure(err: BaseException, magic: str = "pod") -> str:
     elif isinstance(err, errors.InvalidRequest):
         fix = f"fix the flags named (see `%{magic} --help`)"
     elif isinstance(err, errors.ConnectionFailed):
-        fix = "check that the service is reachable (or unset PODBOOK_URL to use the local emulator)"
+        head = f"Could not reach {err.url} ({err.method}): {err.reason}"
+        fix = (
+            LOCAL_EMULATOR_GONE if is_local_emulator_gone(err) else err.hint or "check your network"
+        )
     else:  # ConfigError, LocalEmulatorError, ...: their message already names the fix
         fix = ""
     if fix and "→" not in head:

@@ -5,6 +5,8 @@ Configurable like any IPython component: ``%config PodMagics.refresh_interval = 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from IPython.core.magic import Magics, line_magic, magics_class
@@ -12,7 +14,7 @@ from traitlets import Bool, Float
 from traitlets.config import Configurable
 
 from podbook.notebook import parsing
-from podbook.notebook.errors import user_facing_errors
+from podbook.notebook.errors import is_local_emulator_gone, user_facing_errors
 
 
 @magics_class
@@ -64,12 +66,22 @@ class PodMagics(Magics, Configurable):
             name, command = parsing.parse_line(magic, line, self._subcommands[magic])
         except parsing.HelpShown:
             return None
-        with user_facing_errors(f"{magic} {name}"):
+        with user_facing_errors(f"{magic} {name}"), self._forget_a_stopped_emulator():
             result = handlers[magic][name](self.session, command)
         output = getattr(command, "output", None)
         if output:
             self.shell.user_ns[output] = result
         return result
+
+    @contextmanager
+    def _forget_a_stopped_emulator(self) -> Iterator[None]:
+        """When the local emulator stopped, drop the client: the next call starts it again."""
+        try:
+            yield
+        except Exception as err:
+            if is_local_emulator_gone(err):
+                self.session.reset_client()
+            raise
 
     @line_magic
     def pod(self, line: str = "") -> Any:
