@@ -291,15 +291,24 @@ class Broker:
                 await asyncio.wait_for(job.chunk_event.wait(), wait)
             if job.id not in self.jobs:
                 raise job_not_found(job.id)
-        chunks, job.chunks = job.chunks, []
-        return {"status": job.status, "stream": [{"output": c} for c in chunks]}
+        items, job.chunks = job.chunks, []
+        return {"status": job.status, "stream": items}
 
     # worker operations -------------------------------------------------------------------
 
     async def take(
-        self, queue: EndpointQueue, worker_id: str, count: int, wait: float
+        self,
+        queue: EndpointQueue,
+        worker_id: str,
+        count: int,
+        wait: float,
+        gone: asyncio.Future[None] | None = None,
     ) -> list[Job]:
-        """Up to ``count`` jobs for a worker, holding up to ``wait`` s while none waits."""
+        """Up to ``count`` jobs for a worker, holding up to ``wait`` s while none waits.
+
+        ``gone`` resolves when the worker's connection closes: a worker that died while
+        waiting must not be handed a job.
+        """
         worker = queue.worker(worker_id)
         worker.in_flight += 1
         try:
@@ -311,9 +320,14 @@ class Broker:
                     return []
                 taker: asyncio.Future[None] = loop.create_future()
                 queue.takers.append(taker)
-                try:
-                    await asyncio.wait_for(taker, left)
-                except asyncio.TimeoutError:
+                waits: set[asyncio.Future[Any]] = {taker} if gone is None else {taker, gone}
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                if not taker.done():
+                    taker.cancel()
+                    queue.drop_taker(taker)
+                    return []
+                if gone is not None and gone.done():
+                    queue.pass_wakeup()
                     return []
             taken: list[Job] = []
             while len(taken) < count:
@@ -327,7 +341,13 @@ class Broker:
             worker.in_flight -= 1
             worker.touch()
 
-    async def stop_signals(self, queue: EndpointQueue, worker_id: str, wait: float) -> list[str]:
+    async def stop_signals(
+        self,
+        queue: EndpointQueue,
+        worker_id: str,
+        wait: float,
+        gone: asyncio.Future[None] | None = None,
+    ) -> list[str]:
         """Job ids this worker must stop, holding up to ``wait`` s while there are none."""
         worker = queue.worker(worker_id)
         worker.in_flight += 1
@@ -335,13 +355,14 @@ class Broker:
             if not worker.stop_ids:
                 waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 worker.stop_waiter = waiter
+                waits: set[asyncio.Future[Any]] = {waiter} if gone is None else {waiter, gone}
                 try:
-                    await asyncio.wait_for(waiter, wait)
-                except asyncio.TimeoutError:
-                    pass
+                    await asyncio.wait(waits, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     if worker.stop_waiter is waiter:
                         worker.stop_waiter = None
+                if gone is not None and gone.done():
+                    return []  # signals stay queued for the worker's next request
             ids, worker.stop_ids = worker.stop_ids, []
             return ids
         finally:
@@ -370,12 +391,17 @@ class Broker:
     def stream_chunk(
         self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any, size: int
     ) -> None:
-        """A job-stream post: buffer the chunk (split when over the size limit)."""
+        """A job-stream post ``{"output": chunk[, "metrics": {...}]}``: buffer the chunk as
+        a ``/stream`` item (split when over the size limit; metrics stay on the last piece)."""
         queue.worker(worker_id)
         job = self._running_job(queue, job_id)
         if not isinstance(body, dict) or "output" not in body:
             raise QueueError(400, 'stream body must be a JSON object {"output": chunk}')
-        job.chunks.extend(split_chunk(body["output"], size))
+        pieces = split_chunk(body["output"], size)
+        items: list[dict[str, Any]] = [{"output": piece} for piece in pieces]
+        if body.get("metrics") is not None:
+            items[-1]["metrics"] = body["metrics"]
+        job.chunks.extend(items)
         event = job.chunk_event
         if event is not None:
             job.chunk_event = None

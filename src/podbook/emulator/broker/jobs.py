@@ -71,7 +71,7 @@ class Job:
         for name, value in fields.items():
             setattr(self, name, value)
         self.progress: Any = _MISSING
-        self.chunks: list[Any] = []
+        self.chunks: list[dict[str, Any]] = []  # /stream items not yet drained
         self.chunk_event: asyncio.Event | None = None
         self.done_event: asyncio.Event | None = None
         self.timers: dict[str, asyncio.TimerHandle] = {}

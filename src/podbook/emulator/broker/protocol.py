@@ -11,6 +11,7 @@ value is never logged. Take and stop long-poll and answer 204 when nothing came.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import orjson
@@ -75,6 +76,16 @@ async def _json_body(request: Request) -> object:
         raise QueueError(400, f"body is not valid JSON ({exc}); post JSON text") from None
 
 
+def watch_disconnect(request: Request) -> asyncio.Future[None]:
+    """A future that resolves when the worker's connection closes (cancel it when done)."""
+
+    async def wait() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    return asyncio.ensure_future(wait())
+
+
 def _batch_size(request: Request) -> int:
     raw = request.query_params.get("batch_size", "1")
     if not raw.isdigit() or int(raw) < 1:
@@ -84,9 +95,13 @@ def _batch_size(request: Request) -> int:
 
 async def take(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
     """One job (200 JSON object) or 204 after the long-poll."""
-    jobs = await service.broker.take(
-        queue, request.path_params["worker_id"], 1, service.settings.take_wait_seconds
-    )
+    gone = watch_disconnect(request)
+    try:
+        jobs = await service.broker.take(
+            queue, request.path_params["worker_id"], 1, service.settings.take_wait_seconds, gone
+        )
+    finally:
+        gone.cancel()
     if not jobs:
         return Response(status_code=204)
     return json_response(jobs[0].work_item())
@@ -94,12 +109,14 @@ async def take(request: Request, queue: EndpointQueue, service: QueueService) ->
 
 async def take_batch(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
     """Up to ``batch_size`` jobs (200 JSON list) or 204 after the long-poll."""
-    jobs = await service.broker.take(
-        queue,
-        request.path_params["worker_id"],
-        _batch_size(request),
-        service.settings.take_wait_seconds,
-    )
+    size = _batch_size(request)
+    gone = watch_disconnect(request)
+    try:
+        jobs = await service.broker.take(
+            queue, request.path_params["worker_id"], size, service.settings.take_wait_seconds, gone
+        )
+    finally:
+        gone.cancel()
     if not jobs:
         return Response(status_code=204)
     return json_response([job.work_item() for job in jobs])
@@ -107,9 +124,13 @@ async def take_batch(request: Request, queue: EndpointQueue, service: QueueServi
 
 async def stop(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
     """``{"jobsToStop": [...]}`` or 204 after the long-poll."""
-    ids = await service.broker.stop_signals(
-        queue, request.path_params["worker_id"], service.settings.stop_wait_seconds
-    )
+    gone = watch_disconnect(request)
+    try:
+        ids = await service.broker.stop_signals(
+            queue, request.path_params["worker_id"], service.settings.stop_wait_seconds, gone
+        )
+    finally:
+        gone.cancel()
     if not ids:
         return Response(status_code=204)
     return json_response({"jobsToStop": ids})

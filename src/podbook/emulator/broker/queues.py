@@ -8,6 +8,7 @@ stop signal wakes the worker's waiting job-stop request. Nothing polls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -86,11 +87,21 @@ class EndpointQueue:
     def push(self, job: Job) -> None:
         """Put a job at the end of its queue and wake one waiting taker."""
         (self.queued_low if job.low_priority else self.queued)[job.id] = job
-        while self.takers:
-            taker = self.takers.popleft()
-            if not taker.done():
-                taker.set_result(None)
-                break
+        self.pass_wakeup()
+
+    def drop_taker(self, taker: asyncio.Future[None]) -> None:
+        """Forget a taker that stopped waiting (timed out)."""
+        with contextlib.suppress(ValueError):
+            self.takers.remove(taker)
+
+    def pass_wakeup(self) -> None:
+        """Wake the first waiting taker when a job waits (also when a woken one was gone)."""
+        if self.waiting():
+            while self.takers:
+                taker = self.takers.popleft()
+                if not taker.done():
+                    taker.set_result(None)
+                    break
 
     def pop(self) -> Job | None:
         """The oldest waiting job (low-priority ones only when no other waits)."""

@@ -1,6 +1,6 @@
 """Supervised podbook workers: the processes that serve built-in and handler endpoints.
 
-``python -m podbook worker SPEC --endpoint ID --url URL --concurrency N`` with a fresh worker
+``python -m podbook.worker SPEC --endpoint ID --url URL --concurrency N`` with a fresh worker
 key in ``RUNPOD_AI_API_KEY`` (never the user's API key: the emulator's own ``RUNPOD_*`` and
 ``PODBOOK_*`` keys are removed from the worker's environment). A worker that exits is
 started again (backoff from 0.5 s up to 10 s); every worker stops with the emulator.
@@ -104,8 +104,7 @@ class Supervisor:
         command = [
             sys.executable,
             "-m",
-            "podbook",
-            "worker",
+            "podbook.worker",
             spec,
             "--endpoint",
             key[1],
