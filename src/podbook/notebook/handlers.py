@@ -80,8 +80,8 @@ def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
     notes = []
     if "PUBLIC_KEY" not in (pod.get("env") or {}):
         notes.append(
-            "no PUBLIC_KEY in the pod's env: create it with --ssh after registering your key "
-            "(client.account.ssh_keys.put([...])), or the pod refuses these logins"
+            "no PUBLIC_KEY in the pod's env, so the pod refuses these logins: register your "
+            "key (client.account.ssh_keys.put([...])), then create the pod with --ssh"
         )
     if "direct" not in commands:
         notes.append(
