@@ -83,6 +83,7 @@ test: setup
 
 test-ruff: setup-python
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test-python: setup-python
 	$(call pytest_stage,test-python,-m "not browser")
