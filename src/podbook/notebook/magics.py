@@ -31,12 +31,19 @@ class PodMagics(Magics, Configurable):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._subcommands = {
-            "pod": parsing.build_pod_subcommands(),
-            "cluster": parsing.build_cluster_subcommands(),
-            "catalog": parsing.build_catalog_subcommands(),
-        }
+        self._parsers: dict[str, dict[str, parsing.Subcommand]] = {}
         self._session: Any = None
+
+    def _subcommands(self, magic: str) -> dict[str, parsing.Subcommand]:
+        """The subcommand parsers of ``%magic``, built on first use (keeps the load fast)."""
+        if magic not in self._parsers:
+            build = {
+                "pod": parsing.build_pod_subcommands,
+                "cluster": parsing.build_cluster_subcommands,
+                "catalog": parsing.build_catalog_subcommands,
+            }
+            self._parsers[magic] = build[magic]()
+        return self._parsers[magic]
 
     @property
     def session(self) -> Any:
@@ -63,7 +70,7 @@ class PodMagics(Magics, Configurable):
 
         handlers = {"pod": POD_HANDLERS, "cluster": CLUSTER_HANDLERS, "catalog": CATALOG_HANDLERS}
         try:
-            name, command = parsing.parse_line(magic, line, self._subcommands[magic])
+            name, command = parsing.parse_line(magic, line, self._subcommands(magic))
         except parsing.HelpShown:
             return None
         with user_facing_errors(f"{magic} {name}"), self._forget_a_stopped_emulator():
