@@ -9,6 +9,7 @@ it) and never into a log line or an error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Iterable
@@ -178,6 +179,15 @@ class WorkerChannel:
             return
         params = {"job_id": ",".join(job_ids), "runpod_version": f"podbook-{__version__}"}
         await self._get(self.config.ping_url, "ping", params=params)
+
+    async def farewell(self) -> None:
+        """Tell the broker this worker is leaving (a last ping with ``status=unhealthy``), so
+        it stops counting it at once; failures are ignored."""
+        if not self.config.ping_url:
+            return
+        params = {"status": "unhealthy", "check": "shutdown", "reason": "worker stopped"}
+        with contextlib.suppress(httpx.HTTPError):
+            await self._http.get(self.config.ping_url, params=params, timeout=2.0)
 
     async def _post(self, url: str, body: bytes, what: str, *, retries: bool) -> None:
         delays = POST_RETRY_DELAYS if retries else ()

@@ -137,6 +137,8 @@ class Runner:
             for task in (take, stop, ping, *self._jobs.values()):
                 task.cancel()
             await asyncio.gather(take, stop, ping, *self._jobs.values(), return_exceptions=True)
+            if self._fatal is None:
+                await channel.farewell()
             await channel.aclose()
             executor.shutdown(wait=False, cancel_futures=True)
         logger.info(
