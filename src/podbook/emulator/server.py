@@ -1,9 +1,9 @@
 """Serve the emulator with uvicorn and announce where it listens.
 
-Once the socket listens, the server prints ``podbook emulator listening on
-http://HOST:PORT`` as its first stdout line and writes ``emulator.json`` (``url``, ``pid``,
-``db``) and ``emulator.key`` (mode 0600) into the home directory, so that a client can find
-and use it. uvicorn's access log is off: no request line, and never an ``Authorization``
+Once the socket listens, the server writes ``emulator.json`` (``url``, ``pid``, ``db``) and
+``emulator.key`` (mode 0600) into the home directory, so that a client can find and use it,
+and then prints ``podbook emulator listening on http://HOST:PORT`` as its first stdout line
+(with the key line after it in the same write). uvicorn's access log is off: no request line, and never an ``Authorization``
 value, reaches the log.
 """
 
@@ -87,20 +87,22 @@ def serve(
     info_path = home / "emulator.json"
 
     def announce() -> None:
-        print(f"podbook emulator listening on {url}", flush=True)
+        # Files first, then both stdout lines in one write: whoever sees the listening line
+        # finds the key file, emulator.json and the key line already there.
         write_private(home / "emulator.key", settings.api_key + "\n")
         write_private(
             info_path,
             json.dumps({"url": url, "pid": os.getpid(), "db": str(settings.db_path)}) + "\n",
         )
         if print_key:
-            print(
+            key_line = (
                 f"default account API key (printed once; kept in {home / 'emulator.key'}): "
-                f"{settings.api_key}",
-                flush=True,
+                f"{settings.api_key}"
             )
         else:
-            print(f"default account API key: see {home / 'emulator.key'}", flush=True)
+            key_line = f"default account API key: see {home / 'emulator.key'}"
+        sys.stdout.write(f"podbook emulator listening on {url}\n{key_line}\n")
+        sys.stdout.flush()
         log.info("serving %s with state in %s", url, settings.db_path)
 
     config = uvicorn.Config(
