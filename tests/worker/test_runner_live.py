@@ -196,3 +196,30 @@ def test_a_wrong_worker_key_stops_the_worker_with_one_line(endpoint, broker, tmp
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("podbook worker: job-take: 401")
     assert "wk_not_a_key" not in done.stderr
+
+
+def test_the_sdk_variables_alone_configure_a_podbook_worker(endpoint, broker, tmp_path):
+    import subprocess
+
+    from podbook.worker.env import worker_env
+
+    from .conftest import SAMPLES, WORKER_COMMAND, WorkerProcess, clean_env, worker_key
+
+    env = clean_env(tmp_path)
+    env.update(
+        worker_env(broker.url, endpoint.id, worker_key(broker, endpoint.id), worker_id="env-w1")
+    )
+    log = tmp_path / "env-worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*WORKER_COMMAND, f"{SAMPLES}:async_handler", "--concurrency", "2"],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    worker = WorkerProcess(proc, log)
+    try:
+        worker.wait_for_line("serving")
+        record = endpoint.runsync({"sleep": 0})
+        assert record["status"] == "COMPLETED"
+        assert record["workerId"] == "env-w1"
+    finally:
+        assert worker.terminate() == 0

@@ -39,6 +39,8 @@ ExitReason = Literal["stopped", "refresh"]
 
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 """Pauses after consecutive failures to reach the broker (the last one repeats)."""
+EARLY_STOP_MEMORY = 30.0
+"""Seconds a stop signal for a job not (yet) taken is remembered."""
 EMPTY_STOP_POLL_PAUSE = 1.0
 """A broker that answers job-stop at once instead of holding it: pause before asking again."""
 
@@ -68,6 +70,7 @@ class Runner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._stopped_by_broker: set[str] = set()
+        self._early_stops: dict[str, float] = {}  # stop signals that beat their job's take
         self._stopping: asyncio.Event | None = None
         self._force: asyncio.Event | None = None
         self._slot_free: asyncio.Event | None = None
@@ -225,6 +228,10 @@ class Runner:
         job_id = job["id"]
         if job_id in self._jobs:
             return
+        if self._early_stops.pop(job_id, None) is not None:
+            self.counts["stopped"] += 1
+            logger.info("job %s stopped by the broker before it started", job_id)
+            return
         run = JobRun(job, self.handler, self.kind, self.config, channel, executor)
         self._jobs[job_id] = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
         self.max_running = max(self.max_running, len(self._jobs))
@@ -279,11 +286,17 @@ class Runner:
                 failures += 1
                 continue
             failures = 0
+            now = time.monotonic()
             for job_id in job_ids:
                 task = self._jobs.get(job_id)
                 if task is not None and not task.done():
                     self._stopped_by_broker.add(job_id)
                     task.cancel()
+                elif task is None:  # its take answer may still be on the way
+                    self._early_stops[job_id] = now
+            for job_id, when in list(self._early_stops.items()):
+                if now - when > EARLY_STOP_MEMORY:
+                    del self._early_stops[job_id]
             if not job_ids and time.monotonic() - asked < 0.05:
                 # the broker did not hold the poll: ask again on the next job, or in a while
                 with contextlib.suppress(asyncio.TimeoutError):
