@@ -176,7 +176,7 @@ class JobRun:
     async def _post(self, payload: dict[str, Any], is_stream: bool) -> None:
         try:
             await self._channel.post_result(self.job_id, payload, is_stream=is_stream)
-        except TypeError as exc:  # the output is not JSON
+        except (TypeError, ValueError) as exc:  # the output is not JSON
             failure = TypeError(f"the handler's result is not JSON: {exc}")
             await self._channel.post_result(self.job_id, self._error(failure), is_stream=is_stream)
         except BrokerRefused as exc:
