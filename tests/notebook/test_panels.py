@@ -334,3 +334,23 @@ def test_deleted_cluster_panel_shows_its_members_terminated(
     text, html = panel.snapshot_text(), panel.snapshot_html()
     assert "RUNNING" not in text and "RUNNING" not in html
     wait_until(lambda: panel not in refresher.panels)
+
+
+def test_pod_list_panel_follows_the_account(ip: Any, comms: Any, client: Any) -> None:
+    pod, _ = create_panel(ip)
+    run = run_cell(ip, "%pod list")
+    assert run.success, run.text
+    refresher = magics_of(ip).session.refresher
+    panel = next(p for p in refresher.panels if hasattr(p, "include_cluster_pods"))
+
+    def status_of(pod_id: str) -> str | None:
+        return next((p["status"] for p in panel.pods if p["id"] == pod_id), None)
+
+    wait_until(lambda: status_of(pod.id) == "RUNNING")
+    other = client.pods.create(name="nb-elsewhere", gpu={"id": RTX4090}, image="x")
+    wait_until(lambda: status_of(other.id) is not None)
+    client.pods.terminate(other.id)
+    wait_until(lambda: status_of(other.id) is None)
+    assert status_of(pod.id) == "RUNNING"
+    sent = comm_of(comms, panel).messages
+    assert any(other.id in str(m["data"]) for m in sent), "the new pod reached the view"
