@@ -354,3 +354,21 @@ def test_pod_list_panel_follows_the_account(ip: Any, comms: Any, client: Any) ->
     assert status_of(pod.id) == "RUNNING"
     sent = comm_of(comms, panel).messages
     assert any(other.id in str(m["data"]) for m in sent), "the new pod reached the view"
+
+
+def test_a_refused_key_shows_in_the_panels_until_it_is_fixed(
+    ip: Any, comms: Any, emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, panel = create_panel(ip)
+    wait_until(lambda: panel.pod["status"] == "RUNNING")
+    session = magics_of(ip).session
+    bad_key = "pbk_a_" + "0" * 32
+    monkeypatch.setenv("RUNPOD_API_KEY", bad_key)
+    session.reset_client()
+    wait_until(lambda: "401" in panel.error)
+    assert "RUNPOD_API_KEY" in panel.error and bad_key not in panel.error
+    assert panel.connection == "ok", "the service answers; only the key is wrong"
+    monkeypatch.setenv("RUNPOD_API_KEY", emulator.api_key)
+    session.reset_client()
+    wait_until(lambda: panel.error == "", timeout=40)
+    assert panel.pod["status"] == "RUNNING"

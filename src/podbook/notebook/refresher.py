@@ -4,7 +4,8 @@ Per tick: one ``GET /v2/pods?includeClusterPods=true`` for all pod, pod-list and
 panels, one cluster list when a cluster panel is live, and a ``GET`` only for a watched ID
 that has vanished from the list (to confirm a 404). The pause between ticks grows when the
 ``RateLimit`` header says the quota runs low and, with backoff, while the service is
-unreachable (panels then show ``connection = "reconnecting"``). Panels that were closed or
+unreachable (panels then show ``connection = "reconnecting"``); a refused key (401/403) is
+shown as each panel's ``error`` until a refresh succeeds again. Panels that were closed or
 reached a final state are dropped. The thread is a daemon and prints nothing.
 """
 
@@ -163,6 +164,14 @@ class Refresher:
         except errors.RateLimited as err:
             self._set_connection(panels, "reconnecting")
             return max(float(getattr(err, "retry_after", None) or base), base)
+        except (errors.Unauthorized, errors.Forbidden) as err:
+            # Retrying will not help until the user fixes the key: say so in every panel.
+            from podbook.notebook.errors import describe_failure
+
+            self._failures = min(self._failures + 1, 16)
+            for panel in panels:
+                panel.set_refresh_error(describe_failure(err))
+            return min(base * 2**self._failures, MAX_BACKOFF_SECONDS)
         except Exception as err:  # noqa: BLE001 - the thread must survive anything
             log.debug("podbook refresher tick failed: %s", err)
             self._failures = min(self._failures + 1, 16)

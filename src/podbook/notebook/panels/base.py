@@ -67,6 +67,7 @@ class Panel(anywidget.AnyWidget):
         self._client = client
         self._on_change = on_change
         self._local_update_at = 0.0
+        self._refresh_error = ""
         self._lock = threading.RLock()
 
     @property
@@ -100,6 +101,9 @@ class Panel(anywidget.AnyWidget):
         with self._lock:
             if snapshot.taken_at < self._local_update_at:
                 return
+            if self._refresh_error and self.error == self._refresh_error:
+                self.error = ""
+            self._refresh_error = ""
             self._apply(snapshot)
             self.connection = "ok"
             self.updated = now_iso()
@@ -110,6 +114,13 @@ class Panel(anywidget.AnyWidget):
     def set_connection(self, state: str) -> None:
         """``"ok"`` or ``"reconnecting"``."""
         self.connection = state
+
+    def set_refresh_error(self, message: str) -> None:
+        """Show why refreshing fails (401, 403, ...); the next good refresh clears it."""
+        with self._lock:
+            self._refresh_error = message
+            self.error = message
+            self.connection = "ok"
 
     def _touched_locally(self) -> None:
         self._local_update_at = time.monotonic()
