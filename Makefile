@@ -54,6 +54,7 @@ ifneq ($(HAVE_JS),)
 setup-js: $(JS_STAMP)
 
 $(JS_STAMP): $(JS_DIR)/package.json $(wildcard $(JS_DIR)/package-lock.json)
+	@command -v npm >/dev/null || { echo "error: npm not found; the JS tests need node >= 20.19 with npm (https://nodejs.org)" >&2; exit 1; }
 	cd $(JS_DIR) && npm ci --no-audit --no-fund
 	touch $@
 else
