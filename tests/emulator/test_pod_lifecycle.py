@@ -141,6 +141,9 @@ def test_locked_pod_cannot_be_stopped(http):
     wait_status(http, pod["id"], "RUNNING")
     body = problem(http.post(f"/v2/pods/{pod['id']}/action", json={"action": "stop"}), 409)
     assert "locked" in body["detail"] and "PATCH" in body["detail"]
+    body = problem(http.post(f"/v2/pods/{pod['id']}/action", json={"action": "restart"}), 409)
+    assert "locked" in body["detail"]
+    assert http.get(f"/v2/pods/{pod['id']}").json()["status"] == "RUNNING"
     assert http.patch(f"/v2/pods/{pod['id']}", json={"locked": False}).json()["locked"] is False
     assert http.post(f"/v2/pods/{pod['id']}/action", json={"action": "stop"}).status_code == 200
 
