@@ -50,12 +50,28 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument(
         "--api-key", help="the default account's full key (default: reuse or generate one)"
     )
-    emu.add_argument("--config", type=Path, help="TOML file with further accounts and quotas")
+    emu.add_argument(
+        "--config",
+        type=Path,
+        help="TOML file with further accounts, read-only keys, SSH keys, templates and quotas",
+    )
     emu.add_argument(
         "--home", type=Path, help="state directory (default $PODBOOK_HOME or ~/.podbook)"
     )
-    emu.add_argument("--provision-seconds", type=_positive_seconds, default=2.0)
-    emu.add_argument("--start-seconds", type=_positive_seconds, default=2.0)
+    emu.add_argument(
+        "--provision-seconds",
+        type=_positive_seconds,
+        default=2.0,
+        metavar="S",
+        help="how long a new pod stays PROVISIONING (default 2)",
+    )
+    emu.add_argument(
+        "--start-seconds",
+        type=_positive_seconds,
+        default=2.0,
+        metavar="S",
+        help="how long a pod stays STARTING after provisioning or a start (default 2)",
+    )
     emu.add_argument(
         "--rate-limit",
         action="append",
