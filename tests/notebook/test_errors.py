@@ -138,3 +138,12 @@ def test_a_stopped_local_emulator_is_named_and_started_again(
     finally:
         with contextlib.suppress(OSError, ValueError, KeyError, ProcessLookupError):
             os.kill(json.loads((home / "emulator.json").read_text())["pid"], signal.SIGTERM)
+
+
+def test_create_errors_name_the_flag_to_fix(ip: Any) -> None:
+    text = assert_one_line_error(
+        run_cell(ip, "%pod create --cpu cpu3c:2 --image x --persistent 20:/w"), "--persistent"
+    )
+    assert "mounts.persistent" in text
+    text = assert_one_line_error(run_cell(ip, f"%pod create {OK} --template nope"), "404")
+    assert "--template" in text and "%pod list" not in text

@@ -8,6 +8,7 @@ kernel) print its lines instead of a traceback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,10 +23,43 @@ _FIXES = {
     429: "the rate limit was reached; wait a moment and retry",
 }
 _NOT_FOUND = {
+    "pod create": "check the IDs you gave (--template, --registry, --volume)",
     "pod": "check the pod ID with `%pod list --all`",
-    "cluster": "check the cluster ID",
+    "cluster": "check the cluster ID (client.clusters.list() lists yours)",
     "catalog": "check the service URL",
 }
+# Request fields of `%pod create` and the flag that sets each (most specific first).
+_CREATE_FLAGS = {
+    "$.gpu.allowedCudaVersions": "--cuda",
+    "$.gpu.minCudaVersion": "--min-cuda",
+    "$.gpu.count": "--gpu",
+    "$.gpu.id": "--gpu",
+    "$.cpu.vcpuCount": "--cpu",
+    "$.cpu.id": "--cpu",
+    "$.mounts.persistent": "--persistent",
+    "$.mounts.network": "--volume",
+    "$.allowedCudaVersions": "--cuda",
+    "$.minCudaVersion": "--min-cuda",
+    "$.templateId": "--template",
+    "$.dataCenterIds": "--dc",
+    "$.globalNetworking": "--global-networking",
+}
+_CREATE_FLAGS.update(
+    {f"$.{name}": f"--{name}" for name in ("gpu", "cpu", "image", "name", "disk", "ports")}
+)
+_CREATE_FLAGS.update({f"$.{name}": f"--{name}" for name in ("env", "registry", "args", "cloud")})
+_WIRE_PATH = re.compile(r"\$\.[A-Za-z0-9_.\[\]]+")
+
+
+def name_flags(text: str) -> str:
+    """``$.mounts.persistent: ...`` → ``$.mounts.persistent (--persistent): ...``."""
+
+    def annotate(match: re.Match[str]) -> str:
+        path = match.group(0)
+        flag = next((f for p, f in _CREATE_FLAGS.items() if path.startswith(p)), None)
+        return f"{path} ({flag})" if flag else path
+
+    return _WIRE_PATH.sub(annotate, text)
 
 
 class ServiceError(Exception):
@@ -55,7 +89,8 @@ def describe_failure(err: BaseException, magic: str = "pod") -> str:
     head, *rest = str(err).splitlines() or [type(err).__name__]
     if isinstance(err, errors.APIError):
         status = err.status or 0
-        fix = _NOT_FOUND.get(magic.split()[0], "") if status == 404 else _FIXES.get(status, "")
+        not_found = _NOT_FOUND.get(magic) or _NOT_FOUND.get(magic.split()[0], "")
+        fix = not_found if status == 404 else _FIXES.get(status, "")
         if status >= 500:
             fix = "the service failed; retry later"
         fix = fix.replace("{magic}", magic)
@@ -70,7 +105,8 @@ def describe_failure(err: BaseException, magic: str = "pod") -> str:
         fix = ""
     if fix and "→" not in head:
         head = f"{head} → {fix}"
-    return "\n".join([head, *rest])
+    message = "\n".join([head, *rest])
+    return name_flags(message) if magic == "pod create" else message
 
 
 @contextmanager
