@@ -20,8 +20,12 @@ def test_status_shows_the_same_panel_again(ip: Any, comms: Any) -> None:
     wait_until(lambda: ended(panel))
     result = line(ip, f"%job status {job.id} --endpoint echo")
     assert result.id == job.id and result.record.status == "COMPLETED"
-    opened = [c for c in comms.comms if c.data and c.data.get("state", {}).get("job")]
-    assert len({id(c) for c in opened}) == 1  # no second panel (no second stream reader)
+    job_panels = [
+        c
+        for c in comms.comms
+        if "JobPanel" in str((c.data or {}).get("state", {}).get("_anywidget_id"))
+    ]
+    assert len(job_panels) == 1  # the same panel again: no second stream reader
 
 
 def test_status_of_a_job_submitted_elsewhere_is_polled(ip: Any, comms: Any, client: Any) -> None:

@@ -149,7 +149,7 @@ def test_no_key_in_any_comm_message(ip: Any, comms: Any, nb_env: Any) -> None:
 
 def test_user_mistakes_are_one_line(ip: Any, comms: Any) -> None:
     assert_one_line_error(
-        run_cell(ip, '%%runjob echo\n{\n  "a": 1\n  "b": 2\n}'), "line 4, column 3"
+        run_cell(ip, '%%runjob echo\n{\n  "a": 1\n  "b": 2\n}'), "line 3, column 3"
     )
     assert_one_line_error(run_cell(ip, "%%runjob echo --wait 10 --sync\n{}"), "--wait")
     assert_one_line_error(run_cell(ip, "%%runjob\n{}"), "ENDPOINT")
