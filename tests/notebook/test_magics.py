@@ -160,7 +160,7 @@ def test_list_show_and_the_lifecycle_actions(ip: Any, client: Any) -> None:
     assert pod.id in [p.id for p in ip.user_ns["nbtest_list"]]
     assert pod.id in run.outputs[0].data["text/plain"]
 
-    client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
+    client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
     run = run_cell(ip, "nbtest_stopped = %pod stop {nbtest_pod.id}")
     assert run.success, run.text
     assert ip.user_ns["nbtest_stopped"].status == "EXITED"
@@ -168,7 +168,7 @@ def test_list_show_and_the_lifecycle_actions(ip: Any, client: Any) -> None:
     run = run_cell(ip, "nbtest_started = %pod start {nbtest_pod.id}")
     assert run.success, run.text
     assert ip.user_ns["nbtest_started"].status in {"STARTING", "PROVISIONING", "RUNNING"}
-    client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
+    client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
 
     run = run_cell(ip, "nbtest_restarted = %pod restart {nbtest_pod.id}")
     assert run.success, run.text
@@ -186,7 +186,7 @@ def test_list_show_and_the_lifecycle_actions(ip: Any, client: Any) -> None:
 def test_ssh_prints_the_ready_commands(ip: Any, client: Any) -> None:
     client.account.ssh_keys.put(["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAISSHCMD nb@test"])
     pod = create(ip, f'--gpu "{RTX4090}" --image x --ports 22/tcp --ssh')
-    client.pods.wait_for(pod.id, "RUNNING", timeout=10, poll_interval=0.05)
+    client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
     run = run_cell(ip, "%pod ssh {nbtest_pod.id}")
     assert run.success, run.text
     fresh = client.pods.get(pod.id)

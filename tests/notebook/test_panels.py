@@ -59,7 +59,15 @@ def test_panel_keeps_updating_while_a_cell_blocks(ip: Any, comms: Any) -> None:
     _, panel = create_panel(ip)
     comm = comm_of(comms, panel)
     before = len(comm.messages)
-    run = run_cell(ip, "import time; time.sleep(1.5)")
+    ip.user_ns["nbtest_panel"] = panel
+    # The cell blocks the kernel's thread until the panel shows RUNNING (or 60 s pass).
+    run = run_cell(
+        ip,
+        "import time\n"
+        "deadline = time.monotonic() + 60\n"
+        "while nbtest_panel.pod['status'] != 'RUNNING' and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)",
+    )
     assert run.success
     during = statuses_sent(comm.messages[before:])
     assert "RUNNING" in during, during
