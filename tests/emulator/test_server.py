@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 PROBLEM = "application/problem+json"
 
@@ -79,6 +80,23 @@ def test_bad_json_is_a_clear_400(emulator):
     assert flag.status_code == 400 and flag.json()["errors"] == [
         "includeClusterPods: must be true or false"
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"name": "x", "image": "i", "disk": NaN}', "NaN is not a JSON value"),
+        (b'{"name": "x", "image": "i", "disk": -Infinity}', "-Infinity is not a JSON value"),
+    ],
+)
+def test_bodies_that_are_not_json_are_400_not_500(emulator, content, fragment):
+    with emulator.http() as http:
+        response = http.post(
+            "/v2/pods", content=content, headers={"content-type": "application/json"}
+        )
+    assert response.status_code == 400 and response.headers["content-type"] == PROBLEM
+    assert fragment in response.json()["detail"]
 
 
 def test_the_emulator_never_imports_the_client():

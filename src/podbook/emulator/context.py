@@ -88,10 +88,17 @@ class ApiRequest:
             message = "request body is empty; send a JSON object"
             raise Problem(400, message, errors=[f"$: {message}"])
         try:
-            return json.loads(raw)
+            return json.loads(raw, parse_constant=_refuse_constant)
         except (ValueError, UnicodeDecodeError) as exc:
             message = f"request body is not valid JSON ({exc}); send a JSON object"
-            raise Problem(400, message, errors=[f"$: {message}"]) from None
+        except RecursionError:
+            message = "request body is nested too deeply; send a plain JSON object"
+        raise Problem(400, message, errors=[f"$: {message}"])
+
+
+def _refuse_constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON (Python's parser accepts them by default)."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 Handler = Callable[[ApiRequest], Awaitable[Response]]
