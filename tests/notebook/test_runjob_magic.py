@@ -156,3 +156,27 @@ def test_user_mistakes_are_one_line(ip: Any, comms: Any) -> None:
     assert_one_line_error(run_cell(ip, '%%runjob no-such-endpoint\n{"a": 1}'), "404", "echo")
     too_big = run_cell(ip, '%%runjob echo\n{"a": "' + "x" * 10_500_000 + '"}')
     assert_one_line_error(too_big, "too large")
+
+
+def test_saved_forms_show_the_end_of_the_stream(ip: Any, comms: Any) -> None:
+    job, panel = runjob(ip, "stream-demo", '{"prompt": "saved", "max_tokens": 30, "delay_ms": 0}')
+    wait_until(lambda: ended(panel), timeout=20)
+    data, _ = panel._repr_mimebundle_()
+    last_word = panel.tail[-1]["output"]["text"][0].strip()
+    assert data["text/plain"].startswith(f"Job {job.id} on stream-demo — COMPLETED")
+    assert last_word in data["text/plain"] and "30 chunk(s)" in data["text/plain"]
+    assert 'data-status="COMPLETED"' in data["text/html"] and last_word in data["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_comm_traffic_stays_within_three_times_the_stream(ip: Any, comms: Any) -> None:
+    import json
+
+    job, panel = runjob(ip, "stream-demo", '{"max_tokens": 1000, "delay_ms": 0}')
+    wait_until(lambda: ended(panel), timeout=60)
+    comm = next(c for c in comms.comms if c is panel.comm)
+    traffic = sum(len(json.dumps(m["data"])) for m in comm.messages if m["kind"] == "msg")
+    items = streamed(chunk_messages(comms, panel))
+    payload = sum(len(json.dumps(item)) for item in items)
+    assert len(items) == 1000
+    assert traffic <= 3 * payload, (traffic, payload)
