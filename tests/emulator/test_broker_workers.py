@@ -100,8 +100,11 @@ def test_declared_handler_endpoint_restarts_after_a_crash(emu: Any) -> None:
         crashed = http.post(
             "/v2/crashy/run", json={"input": {"crash": True}, "policy": {"executionTimeout": 5000}}
         ).json()["id"]
-        # The worker process died with the job; a new process serves the next one, and the
-        # lost job ends by its executionTimeout.
+        # The worker process dies with the job (and with any other job it had taken: wait
+        # until it is gone); a new process serves the next job, the lost one ends by its
+        # executionTimeout.
+        wait_for(lambda: status(http, "crashy", crashed)["status"] == "IN_PROGRESS")
+        time.sleep(0.5)
         second = runsync(http, "crashy", {"n": 2})["output"]
         assert second["echo"] == {"n": 2} and second["pid"] != first["pid"]
         wait_for(lambda: status(http, "crashy", crashed)["status"] == "TIMED_OUT", timeout=15)

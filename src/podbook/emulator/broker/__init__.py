@@ -31,8 +31,15 @@ def install(emulator: object, store: object, settings: BrokerSettings) -> QueueS
 
 
 def routes() -> list[object]:
-    """``/v2/serverless`` first, then worker routes, then the client queue routes."""
+    """``/v2/serverless``, then the worker routes, then the client queue routes.
+
+    Queue paths use the ``endpoint`` path convertor, which never matches a REST prefix
+    (``pods``, ``clusters``, ...): they may be mounted before the REST routes, so a queue
+    request does not try every REST pattern first.
+    """
     from podbook.emulator.broker import protocol
+    from podbook.emulator.broker.endpoints import register_endpoint_convertor
     from podbook.emulator.routes import queue, serverless
 
+    register_endpoint_convertor()
     return [*serverless.routes(), *protocol.routes(), *queue.routes()]

@@ -96,7 +96,8 @@ class Broker:
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep_gone_workers())
 
     async def stop(self) -> None:
-        """Stop timers and background tasks (state is already on disk)."""
+        """Stop timers and background tasks; write what is pending."""
+        self.tables.flush()
         if self._sweeper is not None:
             self._sweeper.cancel()
         for job in self.jobs.values():
@@ -435,7 +436,8 @@ class Broker:
         job.worker_id = worker.worker_id
         self._move(job, IN_PROGRESS)
         worker.running.add(job.id)
-        self._save(job)
+        # Not written: a job stored as IN_QUEUE is what a restart needs (an IN_PROGRESS job
+        # goes back to the queue then anyway).
         self._arm(
             job,
             "execution",

@@ -1,5 +1,10 @@
 """The broker's tables in the emulator's SQLite file (write-through; memory serves reads).
 
+Job changes are written at the end of the event-loop tick that made them, all of that
+tick's changes in one transaction (``flush``): the answer that reports a change leaves in
+the same tick, and under load many changes share one commit. Endpoints and worker keys are
+written at once.
+
 ``endpoints`` (definitions), ``jobs`` (queued, running and finished jobs within retention;
 never stream chunks) and ``worker_keys`` (SHA-256 digests only). On start every row is read
 back; a job that was IN_PROGRESS when the emulator stopped goes back to the queue (its
@@ -8,6 +13,7 @@ worker's connection is gone with the old process, so only a new take can finish 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -33,6 +39,8 @@ class BrokerTables:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._pending: dict[str, tuple[str, str, bytes] | None] = {}
+        self._flush_scheduled = False
         with store._lock:
             store._db.executescript(_SCHEMA)
 
@@ -76,16 +84,55 @@ class BrokerTables:
         ]
 
     def save_job(self, doc: dict[str, Any]) -> None:
-        """Insert or replace a job document."""
-        self._store._execute(
-            "INSERT INTO queue_jobs (id, account_id, endpoint_id, doc) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(id) DO UPDATE SET doc = excluded.doc",
-            (doc["id"], doc["account_id"], doc["endpoint_id"], orjson.dumps(doc).decode()),
-        )
+        """Insert or replace a job document (written at the end of this loop tick)."""
+        self._pending[doc["id"]] = (doc["account_id"], doc["endpoint_id"], orjson.dumps(doc))
+        self._schedule_flush()
 
     def delete_job(self, job_id: str) -> None:
-        """Remove a job."""
-        self._store._execute("DELETE FROM queue_jobs WHERE id = ?", (job_id,))
+        """Remove a job (at the end of this loop tick)."""
+        self._pending[job_id] = None
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if self._flush_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving yet (start-up): write now
+            self.flush()
+            return
+        self._flush_scheduled = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write every pending job change in one transaction."""
+        self._flush_scheduled = False
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        upserts = [
+            (job_id, row[0], row[1], row[2].decode())
+            for job_id, row in pending.items()
+            if row is not None
+        ]
+        deletes = [(job_id,) for job_id, row in pending.items() if row is None]
+        store = self._store
+        with store._lock:
+            db = store._db
+            db.execute("BEGIN")
+            try:
+                if upserts:
+                    db.executemany(
+                        "INSERT INTO queue_jobs (id, account_id, endpoint_id, doc) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET doc = excluded.doc",
+                        upserts,
+                    )
+                if deletes:
+                    db.executemany("DELETE FROM queue_jobs WHERE id = ?", deletes)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     # worker keys ------------------------------------------------------------------------
 

@@ -167,7 +167,7 @@ async def ping(request: Request, queue: EndpointQueue, service: QueueService) ->
 
 def routes() -> list[BaseRoute]:
     """The worker-facing routes."""
-    base = "/v2/{endpoint_id}"
+    base = "/v2/{endpoint_id:endpoint}"
     return [
         worker_route(f"{base}/job-take/{{worker_id}}", take, ["GET"]),
         worker_route(f"{base}/job-take-batch/{{worker_id}}", take_batch, ["GET"]),

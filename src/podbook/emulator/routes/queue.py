@@ -144,7 +144,7 @@ async def health(req: QueueRequest) -> Response:
 
 def routes() -> list[BaseRoute]:
     """The client-facing queue routes."""
-    base = "/v2/{endpoint_id}"
+    base = "/v2/{endpoint_id:endpoint}"
     job = "{job_id}"
     return [
         queue_route(f"{base}/run", run, ["POST"], "run", write=True),
