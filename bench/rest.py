@@ -11,15 +11,20 @@ the target of issue 2 §6:
 - the p50 of listing 1,000 pods (``GET /v2/pods``), through the client and bare httpx;
 - the emulator's resident memory holding 1,000 pods (psutil).
 
-Reads are sequential on one keep-alive connection (the client and the server share the
-machine's cores). A breakdown after the table says where the time goes when a target is
+Reads are sequential, each side on its own keep-alive connection (the client and the server
+share the machine's cores). A breakdown after the table says where the time goes when a target is
 missed: HTTP round trip, JSON decoding and pydantic validation, measured in process.
+
+Fairness: the client and bare httpx each use one ``httpx.Client`` (one keep-alive
+connection), are warmed up before timing, and are timed alternately, request by request, so
+that load from other processes falls on both alike; medians over all requests are compared.
+An in-process replay of the same responses (no network, no server) gives the client's own
+cost without any scheduling noise.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import secrets
@@ -263,16 +268,23 @@ def create_pods(http: httpx.Client, count: int) -> list[str]:
 
 
 def client_cpu(
-    body: bytes, headers: dict[str, str], path: str, pod_id: str, reads: int
-) -> tuple[float, float]:
-    """Seconds of CPU per pod read for bare httpx and for ``podbook.Client``, both replaying
-    the emulator's recorded response through an in-process transport: no network, no server,
-    so the difference is exactly what the client adds (request building, rate-limit headers,
-    error mapping, pydantic validation)."""
+    body: bytes,
+    list_body: bytes,
+    headers: dict[str, str],
+    path: str,
+    pod_id: str,
+    reads: int,
+    lists: int,
+) -> dict[str, float]:
+    """Median seconds per pod read and per list of bare httpx and of ``podbook.Client``, both
+    replaying the emulator's recorded responses through an in-process transport: no network,
+    no server, so the difference is exactly what the client adds (request building,
+    rate-limit headers, error mapping, pydantic validation)."""
     from podbook import Client
 
     def replay(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers=headers, content=body)
+        content = list_body if request.url.path == "/v2/pods" else body
+        return httpx.Response(200, headers=headers, content=content)
 
     transport = httpx.MockTransport(replay)
     base = "http://replay.invalid"
@@ -285,36 +297,59 @@ def client_cpu(
             200,
             3,
         )
+        list_runs = interleaved(
+            {"bare": lambda: bare.get("/v2/pods").json(), "client": client.pods.list},
+            lists,
+            3,
+            3,
+        )
     finally:
         bare.close()
         client.close()
-    return statistics.median(runs["bare"].seconds), statistics.median(runs["client"].seconds)
+    return {
+        "bare": statistics.median(runs["bare"].seconds),
+        "client": statistics.median(runs["client"].seconds),
+        "bare_list": statistics.median(list_runs["bare"].seconds),
+        "client_list": statistics.median(list_runs["client"].seconds),
+    }
 
 
-def interleaved(calls: dict[str, Callable[[], object]], count: int, warmup: int, rounds: int):
-    """Measure each call ``rounds`` times, alternating between them so that load from the
-    rest of the machine falls on all alike; keep each call's best round."""
-    best: dict[str, Timing] = {}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            timing = measure(call, count, warmup)
-            if name not in best or timing.rate > best[name].rate:
-                best[name] = timing
-    return best
+def interleaved(
+    calls: dict[str, Callable[[], object]], count: int, warmup: int, rounds: int
+) -> dict[str, Timing]:
+    """Time each call ``rounds * count`` times, alternating request by request (in a rotating
+    order), so that load from the rest of the machine falls on every call alike; a load
+    spike then widens every distribution instead of penalizing whichever call ran in it.
+    Each call is warmed up ``warmup`` times first."""
+    names = list(calls)
+    for name in names:
+        for _ in range(warmup):
+            calls[name]()
+    clock = time.perf_counter
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    for index in range(rounds * count):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            call = calls[name]
+            started = clock()
+            call()
+            seconds[name].append(clock() - started)
+    return {name: Timing(values) for name, values in seconds.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reads", type=int, default=2000, help="timed pod reads per round")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per read measurement")
-    parser.add_argument("--lists", type=int, default=20, help="timed lists of 1,000 pods per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --reads / --lists")
+    parser.add_argument("--lists", type=int, default=30, help="timed lists of 1,000 pods per round")
     args = parser.parse_args(argv)
 
     from pydantic import TypeAdapter
 
     from podbook import Client
     from podbook.api import Pod
+    from podbook.client.resources.base import list_parser, model_parser
 
     load_before = os.getloadavg()[0]
     api_key = "bench-" + secrets.token_hex(16)
@@ -370,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
                         "trivial_bytes": read(trivial, "/v2/pods", decode=False),
                     },
                     args.lists,
-                    2,
+                    5,
                     args.rounds,
                 )
                 trivial.close()
@@ -378,24 +413,24 @@ def main(argv: list[str] | None = None) -> int:
             client.close()
             http.close()
 
-    # In process: what the client does with a body (httpx's json, then pydantic on the dicts),
-    # and the alternative of validating the bytes directly.
+    # In process: what the client does with a body (pydantic-core validating the bytes, the
+    # garbage collector paused for large bodies), and the older way (json.loads, then pydantic
+    # on the dicts) for comparison.
+    pod_parser = model_parser(Pod)
+    list_reader = list_parser(Pod, "pods")
     pods_adapter = TypeAdapter(list[Pod])
     decoded_pod = json.loads(pod_bytes)
     decoded_list = json.loads(list_bytes)["pods"]
     decode_pod = measure(lambda: json.loads(pod_bytes), 2000, 100)
+    parse_pod = measure(lambda: pod_parser.from_json(pod_bytes), 2000, 100)
     validate_pod = measure(lambda: Pod.model_validate(decoded_pod), 2000, 100)
     decode_list = measure(lambda: json.loads(list_bytes), 10, 2)
+    parse_list = measure(lambda: list_reader.from_json(list_bytes), 20, 3)
     validate_list = measure(lambda: pods_adapter.validate_python(decoded_list), 10, 2)
-    from_bytes_list = measure(
-        lambda: TypeAdapter(dict[str, list[Pod]]).validate_json(list_bytes), 10, 2
+    replayed = client_cpu(
+        pod_bytes, list_bytes, pod_headers, pod_path, pod_id, reads=2000, lists=args.lists
     )
-    gc.disable()
-    try:
-        validate_list_nogc = measure(lambda: pods_adapter.validate_python(decoded_list), 10, 2)
-    finally:
-        gc.enable()
-    cpu_bare, cpu_client = client_cpu(pod_bytes, pod_headers, pod_path, pod_id, reads=2000)
+    cpu_bare, cpu_client = replayed["bare"], replayed["client"]
     load_after = os.getloadavg()[0]
 
     rc, rb, rt = r["client"], r["bare"], r["trivial"]
@@ -409,8 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         f" {sys.version.split()[0]}; load average {load_before:.1f} before, {load_after:.1f} after"
     )
     print(
-        f"pod read (GET /v2/pods/{{id}}, {len(pod_bytes)} B), sequential, best of"
-        f" {args.rounds} x {args.reads}:"
+        f"pod read (GET /v2/pods/{{id}}, {len(pod_bytes)} B), sequential, alternating request by"
+        f" request, {args.rounds * args.reads} each:"
     )
     print(row("podbook Client → emulator", rc))
     print(row("bare httpx → emulator", rb))
@@ -426,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"list {HOLD_PODS:,} pods (GET /v2/pods, {len(list_bytes) / 1e6:.2f} MB), sequential,"
-        f" best of {args.rounds} x {args.lists}:"
+        f" alternating, {args.rounds * args.lists} each:"
     )
     print(f"  podbook Client → emulator        p50 {lc.p50:7.1f} ms   p99 {lc.p99:7.1f} ms")
     print(f"  bare httpx + .json() → emulator  p50 {lb.p50:7.1f} ms   p99 {lb.p99:7.1f} ms")
@@ -445,30 +480,30 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  pod read: HTTP round trip to the trivial app {rt.p50 * 1000:.0f} µs; emulator work"
         f" {(rb.p50 - rt.p50) * 1000:+.0f} µs; client over bare httpx {(rc.p50 - rb.p50) * 1000:+.0f}"
-        f" µs, of which pydantic Pod.model_validate {validate_pod.p50 * 1000:.0f} µs"
-        f" (json.loads {decode_pod.p50 * 1000:.0f} µs is paid by both)"
+        f" µs; the client's parse from bytes {parse_pod.p50 * 1000:.0f} µs vs bare httpx's"
+        f" json.loads {decode_pod.p50 * 1000:.0f} µs (json.loads + Pod.model_validate"
+        f" {(decode_pod.p50 + validate_pod.p50) * 1000:.0f} µs)"
     )
     emulator_ms = lbb.p50 - ltb.p50
     print(
         f"  list: HTTP transfer of {len(list_bytes) / 1e6:.2f} MB {ltb.p50:.1f} ms; emulator work"
-        f" {emulator_ms:.1f} ms; json.loads {decode_list.p50:.1f} ms; pydantic on the decoded"
-        f" list (what the client does) {validate_list.p50:.1f} ms"
+        f" {emulator_ms:.1f} ms; client's own work (client - bare bytes) {lc.p50 - lbb.p50:.1f} ms,"
+        f" of which the parse from bytes into 1,000 Pods {parse_list.p50:.1f} ms"
     )
     print(
-        f"  list: sum {ltb.p50 + emulator_ms + decode_list.p50 + validate_list.p50:.1f} ms vs"
-        f" client p50 {lc.p50:.1f} ms; validating the bytes directly (TypeAdapter.validate_json)"
-        f" would take {from_bytes_list.p50:.1f} ms instead of"
-        f" {decode_list.p50 + validate_list.p50:.1f} ms"
-    )
-    print(
-        f"  list: the same pydantic validation with the garbage collector paused"
-        f" {validate_list_nogc.p50:.1f} ms (GC passes over the ~15 objects per pod)"
+        f"  list: bare httpx's json.loads {decode_list.p50:.1f} ms; the older way, json.loads then"
+        f" pydantic on the dicts with the collector running, {decode_list.p50 + validate_list.p50:.1f} ms"
     )
     print(
         f"  client CPU per pod read, replaying the emulator's response in process (no network):"
         f" bare httpx {cpu_bare * 1e6:.0f} µs, podbook Client {cpu_client * 1e6:.0f} µs,"
         f" extra {(cpu_client - cpu_bare) * 1e6:.0f} µs = {(cpu_client - cpu_bare) / (rb.p50 / 1000):.0%}"
         f" of the bare round trip"
+    )
+    print(
+        f"  client per list of {HOLD_PODS:,} pods, replayed in process (no network, no emulator):"
+        f" bare httpx + .json() {replayed['bare_list'] * 1e3:.1f} ms, podbook Client"
+        f" {replayed['client_list'] * 1e3:.1f} ms ({replayed['client_list'] / replayed['bare_list']:.2f}x)"
     )
     print(f"  (creating {HOLD_PODS:,} pods through the API took {create_seconds:.1f} s)")
     return 0
