@@ -10,14 +10,14 @@ Client-facing routes live in ``podbook.emulator.routes.queue`` and ``routes.serv
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podbook.emulator.broker.config import BrokerSettings, DeclaredEndpoint
 
 if TYPE_CHECKING:
     from podbook.emulator.broker.service import QueueService
 
-__all__ = ["BrokerSettings", "DeclaredEndpoint", "install", "routes"]
+__all__ = ["BrokerSettings", "DeclaredEndpoint", "install", "routes", "service_of"]
 
 
 def install(emulator: object, store: object, settings: BrokerSettings) -> QueueService:
@@ -28,6 +28,13 @@ def install(emulator: object, store: object, settings: BrokerSettings) -> QueueS
     service = QueueService(settings, store)  # type: ignore[arg-type]
     emulator.extras[EXTRAS_KEY] = service  # type: ignore[attr-defined]
     return service
+
+
+def service_of(app: Any) -> QueueService:
+    """The queue service installed in an emulator application."""
+    from podbook.emulator.broker.service import EXTRAS_KEY
+
+    return app.state.emulator.extras[EXTRAS_KEY]
 
 
 def routes() -> list[object]:

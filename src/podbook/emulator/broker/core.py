@@ -61,6 +61,7 @@ class Broker:
         self.on_job_ended: Callable[[Job], None] | None = None
         self.on_demand: Callable[[EndpointQueue], None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self.closing = False
         for account_id, record in tables.load_endpoints():
             self.queues[(account_id, record["id"])] = EndpointQueue(
                 account_id, record["id"], record
@@ -94,6 +95,18 @@ class Broker:
             self._arm_expiry(job)
         self._loaded = []
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep_gone_workers())
+
+    def release_polls(self) -> None:
+        """The server is shutting down: answer every held take and stop poll now (204)."""
+        self.closing = True
+        for queue in self.queues.values():
+            while queue.takers:
+                taker = queue.takers.popleft()
+                if not taker.done():
+                    taker.set_result(None)
+            for worker in queue.workers.values():
+                if worker.stop_waiter is not None and not worker.stop_waiter.done():
+                    worker.stop_waiter.set_result(None)
 
     async def stop(self) -> None:
         """Stop timers and background tasks; write what is pending."""
@@ -317,7 +330,7 @@ class Broker:
             loop = asyncio.get_running_loop()
             while not queue.waiting():
                 left = deadline - time.monotonic()
-                if left <= 0 or self.queues.get(queue.key) is not queue:
+                if left <= 0 or self.closing or self.queues.get(queue.key) is not queue:
                     return []
                 taker: asyncio.Future[None] = loop.create_future()
                 queue.takers.append(taker)
@@ -353,7 +366,7 @@ class Broker:
         worker = queue.worker(worker_id)
         worker.in_flight += 1
         try:
-            if not worker.stop_ids:
+            if not worker.stop_ids and not self.closing:
                 waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 worker.stop_waiter = waiter
                 waits: set[asyncio.Future[Any]] = {waiter} if gone is None else {waiter, gone}

@@ -62,6 +62,12 @@ class QueueService:
             if queue is not None and declared.handler:
                 self._ensure_worker(queue)
 
+    async def closing(self) -> None:
+        """The server begins to shut down: release long-polls, stop supervised workers
+        (before connections are drained, so they do not retry against a closing server)."""
+        self.broker.release_polls()
+        await self.supervisor.stop_all()
+
     async def stop(self) -> None:
         """Stop supervised workers, webhooks and timers."""
         await self.supervisor.stop_all()
