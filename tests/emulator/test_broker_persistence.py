@@ -45,3 +45,14 @@ def test_queue_state_survives_a_restart(start_emulator: Any) -> None:
         assert [job["id"] for job in taken] == [running, *queued]
         assert taken[0]["input"] == {"n": 2}
         worker.close()
+
+
+def test_declared_endpoint_keeps_its_jobs_across_restarts(start_emulator: Any) -> None:
+    emu = queue_emulator(start_emulator, "--endpoint", "declared")
+    with emu.http() as http:
+        job_id = run(http, "declared", {"input": {"keep": True}})
+    emu.restart()
+    with emu.http() as http:
+        assert status(http, "declared", job_id)["status"] == "IN_QUEUE"
+        ids = [e["id"] for e in http.get("/v2/serverless").json()["endpoints"]]
+        assert ids.count("declared") == 1

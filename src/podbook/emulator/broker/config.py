@@ -41,7 +41,7 @@ class BrokerSettings:
 
 def parse_declared_endpoint(text: str) -> DeclaredEndpoint:
     """Parse ``NAME`` or ``NAME=handler.py[:fn]`` (``--endpoint``)."""
-    from podbook.emulator.broker.endpoints import check_endpoint_id
+    from podbook.emulator.broker.endpoints import check_endpoint_id, check_handler_spec
 
     name, sep, handler = text.partition("=")
     name = name.strip()
@@ -55,6 +55,8 @@ def parse_declared_endpoint(text: str) -> DeclaredEndpoint:
         raise EndpointSpecError(
             f"--endpoint {text!r}: nothing after '='; write NAME=handler.py[:function]"
         )
+    if handler and (problem := check_handler_spec(handler)):
+        raise EndpointSpecError(f"--endpoint {text!r}: {problem}")
     return DeclaredEndpoint(name=name, handler=handler or None)
 
 

@@ -161,6 +161,11 @@ class Broker:
         self.queues[queue.key] = queue
         return queue
 
+    def update_endpoint(self, queue: EndpointQueue, **fields: Any) -> None:
+        """Change fields of an endpoint's record (stored at once)."""
+        queue.record = {**queue.record, **fields}
+        self.tables.save_endpoint(queue.account_id, queue.record)
+
     def delete_endpoint(self, queue: EndpointQueue) -> None:
         """Remove an endpoint with its jobs (waiting workers get 404 next time)."""
         for job in list(queue.jobs.values()):

@@ -13,6 +13,7 @@ from starlette.requests import Request
 
 from podbook.emulator.broker.config import BrokerSettings
 from podbook.emulator.broker.core import Broker, now_ms
+from podbook.emulator.broker.endpoints import absolute_handler
 from podbook.emulator.broker.jobs import Job
 from podbook.emulator.broker.persistence import BrokerTables
 from podbook.emulator.broker.queues import EndpointQueue
@@ -42,16 +43,15 @@ class QueueService:
         self._declare_endpoints()
 
     def _declare_endpoints(self) -> None:
-        """``--endpoint NAME[=handler]``: (re)define them for the default account."""
+        """``--endpoint NAME[=handler]``: define them for the default account (an existing
+        one keeps its jobs; its handler follows the command line)."""
         for declared in self.settings.endpoints:
+            handler = absolute_handler(declared.handler) if declared.handler else None
             queue = self.broker.endpoint(DEFAULT_ACCOUNT_ID, declared.name)
-            handler = declared.handler
-            if queue is not None and queue.record.get("builtin"):
-                continue
-            if queue is None or queue.record.get("handler") != handler:
-                if queue is not None:
-                    self.broker.delete_endpoint(queue)
+            if queue is None:
                 self.broker.create_endpoint(DEFAULT_ACCOUNT_ID, declared.name, handler, {})
+            elif not queue.record.get("builtin") and queue.record.get("handler") != handler:
+                self.broker.update_endpoint(queue, handler=handler)
 
     def start(self, url: str) -> None:
         """On the running loop: restore jobs; start declared handler endpoints' workers."""
