@@ -197,10 +197,10 @@ class Job(_JobBase):
         """Cancel the job (queued: dropped; running: stopped). Answers at once."""
         return self._keep(self._endpoint.cancel(self.id))
 
-    def retry(self) -> Job:
-        """Queue a FAILED or TIMED_OUT job again (same id, original input); returns ``self``."""
-        self._keep(self._endpoint.retry(self.id))
-        return self
+    def retry(self) -> JobRecord:
+        """Queue a FAILED or TIMED_OUT job again (same id, original input); its new record
+        (IN_QUEUE). Then :meth:`wait`, :meth:`output` and :meth:`stream` follow the new run."""
+        return self._keep(self._endpoint.retry(self.id))
 
 
 class AsyncJob(_JobBase):
@@ -253,7 +253,6 @@ class AsyncJob(_JobBase):
         """Cancel the job."""
         return self._keep(await self._endpoint.cancel(self.id))
 
-    async def retry(self) -> AsyncJob:
-        """Queue a FAILED or TIMED_OUT job again; returns ``self``."""
-        self._keep(await self._endpoint.retry(self.id))
-        return self
+    async def retry(self) -> JobRecord:
+        """Queue a FAILED or TIMED_OUT job again; its new record (IN_QUEUE)."""
+        return self._keep(await self._endpoint.retry(self.id))

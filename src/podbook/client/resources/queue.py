@@ -12,13 +12,12 @@ after ``Retry-After`` (or an exponential backoff); a POST whose fate is unknown 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from podbook.client.core import Call, invalid_request_from
 from podbook.client.jobs import AsyncJob, Job
 from podbook.client.resources.base import model_parser, path_id, wire_keys
-from podbook.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from podbook.api.queue import (
@@ -36,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncEndpointClient", "EndpointClient", "queue_calls", "submission_body"]
 
+T = TypeVar("T")
+
 RUNSYNC_TIMEOUT_MARGIN = 15.0
 """Seconds a ``/runsync`` request may take beyond its ``wait`` before the client gives up."""
 STREAM_TIMEOUT_MARGIN = 15.0
@@ -48,8 +49,14 @@ def _queue():
     return queue
 
 
-def _rejected(exc: Exception) -> InvalidRequest:
-    return invalid_request_from(exc)  # type: ignore[arg-type]
+def _refused(check: Callable[..., T], *args: Any) -> T:
+    """``check(*args)``, with the contract's ``RequestRejected`` raised as ``InvalidRequest``."""
+    from podbook.api.validation import RequestRejected
+
+    try:
+        return check(*args)
+    except RequestRejected as exc:
+        raise invalid_request_from(exc) from None
 
 
 def _policy_wire(policy: JobPolicy | Mapping[str, Any]) -> Any:
@@ -88,19 +95,8 @@ def submission_body(
         body["policy"] = _policy_wire(policy)
     if s3_config is not None:
         body["s3Config"] = _policy_wire(s3_config)
-    try:
-        queue.validate_submission(body, operation)
-    except queue.RequestRejected as exc:
-        raise _rejected(exc) from None
+    _refused(queue.validate_submission, body, operation)
     return body
-
-
-def _checked(check: Any, value: Any) -> int:
-    queue = _queue()
-    try:
-        return check(value)
-    except queue.RequestRejected as exc:
-        raise _rejected(exc) from None
 
 
 class queue_calls:  # noqa: N801 - a namespace of call builders, used like a module
@@ -124,7 +120,7 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
         params = None
         hold_ms = queue.WAIT_DEFAULT_MS
         if wait is not None:
-            hold_ms = _checked(queue.check_wait, wait)
+            hold_ms = _refused(queue.check_wait, wait)
             params = {"wait": str(hold_ms)}
         return Call(
             "POST",
@@ -140,7 +136,7 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
     def status(endpoint_id: str, job_id: Any, ttl: int | None = None) -> Call[JobRecord]:
         """``GET /v2/{endpoint}/status/{job}`` (``?ttl=`` sets the job's time to live)."""
         queue = _queue()
-        params = None if ttl is None else {"ttl": str(_checked(queue.check_ttl, ttl))}
+        params = None if ttl is None else {"ttl": str(_refused(queue.check_ttl, ttl))}
         return Call(
             "GET",
             f"/v2/{endpoint_id}/status/{path_id(job_id, 'job id')}",
@@ -160,7 +156,7 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
         params = None
         hold_ms = queue.STREAM_WAIT_DEFAULT_MS
         if wait is not None:
-            hold_ms = _checked(queue.check_wait, wait)
+            hold_ms = _refused(queue.check_wait, wait)
             params = {"wait": str(hold_ms)}
         return Call(
             "GET",
