@@ -132,6 +132,8 @@ class Runner:
         ping = asyncio.create_task(self._ping_loop(channel), name="podbook-ping")
         stop = asyncio.create_task(self._stop_loop(channel), name="podbook-job-stop")
         take = asyncio.create_task(self._take_loop(channel, executor), name="podbook-job-take")
+        for task in (ping, stop, take):
+            task.add_done_callback(self._loop_ended)
         try:
             await self._stopping.wait()
             take.cancel()
@@ -155,6 +157,18 @@ class Runner:
         if self._fatal is not None:
             raise self._fatal
         return self._reason
+
+    def _loop_ended(self, task: asyncio.Task[None]) -> None:
+        """A loop that dies of a bug stops the worker rather than leaving it half alive."""
+        if task.cancelled() or task.exception() is None:
+            return
+        logger.error(
+            "worker %s: internal error in %s",
+            self.config.worker_id,
+            task.get_name(),
+            exc_info=task.exception(),
+        )
+        self.request_stop(force=True)
 
     async def _drain(self) -> None:
         """Let running jobs finish (up to the grace period, or until forced)."""
