@@ -51,6 +51,14 @@ def test_pod_panel_follows_lifecycle_and_buttons(
         expect(panel.locator("[data-ssh] button.podbook-copy").first).to_be_visible()
         page.screenshot(path=str(artifacts_dir / "pod_panel_1_running.png"))
 
+        # The copy button puts the exact command on the clipboard and says so.
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        proxy = panel.locator('[data-ssh="proxy"]')
+        command = proxy.locator("code").inner_text()
+        proxy.locator("button.podbook-copy").click()
+        expect(proxy.locator("button.podbook-copy")).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == command
+
         panel.locator('button[data-action="stop"]').click()
         expect(panel).to_have_attribute("data-status", "EXITED", timeout=STATUS_TIMEOUT_MS)
         expect(panel.locator('button[data-action="start"]')).to_be_visible()
