@@ -35,6 +35,10 @@ logger = logging.getLogger("podbook.worker")
 
 CHUNK_QUEUE_SIZE = 1024
 """Chunks a generator may run ahead of their posts before it waits."""
+STREAM_BATCH_MAX = 256
+STREAM_BATCH_MAX_BYTES = 512 * 1024
+"""Chunks that queued up while a post was in flight go in one post (when the broker takes
+``{"stream": [...]}``), at most this many and about this many bytes."""
 
 _DONE = object()
 
@@ -81,14 +85,28 @@ class ChunkSender:
             body = await self._queue.get()
             if body is None:
                 return
-            if self._failed:
-                continue
-            try:
-                await self._channel.post_chunk(self._job_id, body)
-                self.sent += 1
-            except PodbookError as exc:
-                self._failed = True
-                logger.warning("job %s: chunks no longer delivered: %s", self._job_id, exc)
+            batch, size, last = [body], len(body), False
+            while self._channel.stream_batches is not False and len(batch) < STREAM_BATCH_MAX:
+                try:
+                    more = self._queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if more is None:
+                    last = True
+                    break
+                batch.append(more)
+                size += len(more)
+                if size >= STREAM_BATCH_MAX_BYTES:
+                    break
+            if not self._failed:
+                try:
+                    await self._channel.post_chunks(self._job_id, batch)
+                    self.sent += len(batch)
+                except PodbookError as exc:
+                    self._failed = True
+                    logger.warning("job %s: chunks no longer delivered: %s", self._job_id, exc)
+            if last:
+                return
 
     async def finish(self) -> None:
         """Wait until every queued chunk is posted."""

@@ -92,6 +92,8 @@ class WorkerChannel:
         self, config: WorkerConfig, *, transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         self.config = config
+        self.stream_batches: bool | None = None
+        """Whether the broker takes ``{"stream": [...]}`` posts (None: not known yet)."""
         self._http = httpx.AsyncClient(
             headers={
                 "Authorization": config.worker_key,
@@ -228,3 +230,22 @@ class WorkerChannel:
         """Post one streamed chunk: the JSON text of ``{"output": chunk}`` (+ ``metrics``)."""
         url = self.config.chunk_url(job_id)
         await self._post(url, body, f"chunk of {job_id}", retries=True)
+
+    async def post_chunks(self, job_id: str, bodies: list[bytes]) -> None:
+        """Post chunks in order: several in one ``{"stream": [...]}`` post when the broker
+        takes it (the emulator does), else one post each (the protocol of the reference)."""
+        if len(bodies) > 1 and self.stream_batches is not False:
+            url = self.config.chunk_url(job_id)
+            body = b'{"stream":[' + b",".join(bodies) + b"]}"
+            try:
+                await self._post(url, body, f"chunks of {job_id}", retries=True)
+            except BrokerRefused as exc:
+                if exc.status != 400 or self.stream_batches:
+                    raise
+                self.stream_batches = False  # a broker that knows single chunks only
+                logger.debug("the broker takes one chunk per post: %s", exc)
+            else:
+                self.stream_batches = True
+                return
+        for body in bodies:
+            await self.post_chunk(job_id, body)
