@@ -46,6 +46,14 @@ def test_generator_streams_chunks_in_order_and_aggregates_them(endpoint, start_w
     assert endpoint.status(job_id)["output"] == [f"tok{i}" for i in range(25)]
 
 
+def test_a_fast_generator_streams_every_chunk_in_order(endpoint, start_worker):
+    start_worker(endpoint, "sample_handlers.py:tokens")
+    job_id = endpoint.run({"n": 600})
+    items, status = endpoint.stream(job_id)
+    assert status == "COMPLETED"
+    assert [item["output"] for item in items] == [f"tok{i}" for i in range(600)]
+
+
 def test_no_aggregate_stream_ends_with_an_empty_output(endpoint, start_worker):
     start_worker(endpoint, "sample_handlers.py:tokens", "--no-aggregate-stream")
     job_id = endpoint.run({"n": 3})
