@@ -55,6 +55,8 @@ UNLIMITED_QUEUE = [
     for arg in ("--queue-rate-limit", f"{op}=100000000")
 ]
 
+PODBOOK_WORKER = [sys.executable, "-m", "podbook", "worker"]
+
 TARGET_P50_MS = 5.0  # /runsync p50 through emulator + podbook worker
 TARGET_JOBS_PER_S = 200.0  # sequential /runsync through emulator + podbook worker
 TARGET_DRAIN_RATIO = 20.0  # backlog drains at least 20x faster than with the SDK worker
@@ -262,7 +264,7 @@ def podbook_worker(
     env["RUNPOD_AI_API_KEY"] = emu.worker_key(endpoint_id)
     log = emu.workdir / f"worker-{name}.log"
     command = [
-        sys.executable, "-m", "podbook", "worker", str(handler), "--endpoint", endpoint_id,
+        *PODBOOK_WORKER, str(handler), "--endpoint", endpoint_id,
         "--url", emu.url, "--concurrency", str(concurrency),
     ]  # fmt: skip
     proc = spawn(command, log, env)
@@ -338,8 +340,11 @@ def rp_test_server(workdir: Path, script: Path) -> Iterator[str]:
 # --- measurements ----------------------------------------------------------------------------
 
 
-def runsync_caller(http: httpx.Client, path: str) -> Callable[[], object]:
-    """One ``/runsync`` with a small input; checks that the job completed with its input."""
+def runsync_caller(
+    http: httpx.Client, path: str, timings: list[tuple[float, float]] | None = None
+) -> Callable[[], object]:
+    """One ``/runsync`` with a small input; checks that the job completed with its input.
+    The job's ``delayTime`` and ``executionTime`` (ms) go into ``timings`` when given."""
     counter = iter(range(10**9))
 
     def call() -> object:
@@ -349,7 +354,22 @@ def runsync_caller(http: httpx.Client, path: str) -> Callable[[], object]:
         body = response.json()
         if body.get("status") != "COMPLETED" or body.get("output") != {"n": n}:
             raise RuntimeError(f"/runsync did not complete with its input: {str(body)[:300]}")
+        if timings is not None:
+            timings.append(
+                (float(body.get("delayTime") or 0), float(body.get("executionTime") or 0))
+            )
         return body
+
+    return call
+
+
+def get_caller(http: httpx.Client, path: str) -> Callable[[], object]:
+    """One GET of ``path`` that must answer 200."""
+
+    def call() -> object:
+        response = http.get(path)
+        response.raise_for_status()
+        return response
 
     return call
 
@@ -450,9 +470,14 @@ def main(argv: list[str] | None = None) -> int:
         with emulator(workdir) as emu:
             # 1. /runsync round trips, sequential.
             ep_podbook = emu.create_endpoint("bench-pb")
-            with podbook_worker(emu, ep_podbook, handler, 1), emu.http() as http:
-                call = runsync_caller(http, f"/v2/{ep_podbook}/runsync?wait=60000")
+            job_times: list[tuple[float, float]] = []
+            with podbook_worker(emu, ep_podbook, f"{handler}:noop", 1), emu.http() as http:
+                call = runsync_caller(http, f"/v2/{ep_podbook}/runsync?wait=60000", job_times)
                 podbook_rt = measure(call, args.runs, warmup=100, budget=60)
+                del job_times[:100]  # the warm-up's
+                # The layers under a round trip: bare HTTP to the emulator, a keyed queue read.
+                healthz = measure(get_caller(http, "/healthz"), 500, warmup=50, budget=20)
+                health = measure(get_caller(http, f"/v2/{ep_podbook}/health"), 500, 50, 20)
 
             ep_sdk = emu.create_endpoint("bench-sdk")
             with sdk_worker(emu, ep_sdk, sdk_script, 1), emu.http() as http:
@@ -462,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
             # 2. A backlog of jobs queued before any worker runs, then drained.
             ep_drain_pb = emu.create_endpoint("bench-drain-pb")
             queue_backlog(emu, ep_drain_pb, args.backlog)
-            with podbook_worker(emu, ep_drain_pb, handler, args.concurrency, "drain-pb"):
+            with podbook_worker(emu, ep_drain_pb, f"{handler}:noop", args.concurrency, "drain-pb"):
                 drain_pb = time_drain(emu, ep_drain_pb, args.backlog, limit=300)
 
             ep_drain_sdk = emu.create_endpoint("bench-drain-sdk")
@@ -491,6 +516,18 @@ def main(argv: list[str] | None = None) -> int:
         f"{verdict(podbook_rt.p50 <= TARGET_P50_MS)};  >= {TARGET_JOBS_PER_S:.0f} jobs/s → "
         f"{podbook_rt.rate:.0f} {verdict(podbook_rt.rate >= TARGET_JOBS_PER_S)}"
     )
+    delay_ms = statistics.median(t[0] for t in job_times)
+    exec_ms = statistics.median(t[1] for t in job_times)
+    print(
+        "  where a podbook round trip goes (p50): "
+        f"GET /healthz {healthz.p50:.2f} ms (HTTP + framework floor), "
+        f"GET /health {health.p50:.2f} ms (+ key check, rate limit, queue read); "
+        f"job delayTime {delay_ms:.1f} ms (queued → taken by the long-polling worker), "
+        f"executionTime {exec_ms:.1f} ms (taken → result posted); the rest is the /runsync "
+        "request itself (parse, submit, wake the waiter, respond)"
+    )
+    load = os.getloadavg()
+    print(f"  machine load average while measuring: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")
     print()
     print(f"backlog of {args.backlog:,} /run jobs, drained at concurrency {args.concurrency}:")
     print(
