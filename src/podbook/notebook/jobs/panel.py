@@ -177,8 +177,9 @@ class JobPanel(Panel):
         with self._lock, self.hold_sync():
             if self.chunks != buffer.total:
                 self.chunks = buffer.total
-            if not final and pump.status and pump.status != self.status:
-                self._set_status(pump.status)
+            moved = pump.status and pump.status != self.status
+            if not final and moved and self.status not in TERMINAL_JOB_STATUSES:
+                self._set_status(pump.status)  # never back from CANCELLED (the button's)
             if final or now - self._rate_at >= RATE_INTERVAL:
                 if meter.chunks:
                     self.rate = meter.snapshot(finished=final)
