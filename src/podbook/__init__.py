@@ -14,6 +14,7 @@ _LAZY = {
     "Client": "podbook.client",
     "AsyncClient": "podbook.client",
     "errors": "podbook.errors",
+    "serve": "podbook.worker.background",
 }
 
 

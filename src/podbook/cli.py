@@ -1,4 +1,5 @@
-"""The ``podbook`` command line: ``podbook emulator ...`` (later ``worker``, ``worker-env``)."""
+"""The ``podbook`` command line: ``podbook emulator ...``, ``podbook worker ...``,
+``podbook worker-env ...``."""
 
 from __future__ import annotations
 
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="requests per window per account (minute, hour, day); repeatable",
     )
     emu.set_defaults(run=run_emulator)
+    from podbook.worker.cli import add_worker_commands
+
+    add_worker_commands(commands)
     return parser
 
 
