@@ -20,6 +20,10 @@ __all__ = [
     "ConnectionFailed",
     "Forbidden",
     "InvalidRequest",
+    "JobCancelled",
+    "JobFailed",
+    "JobNotCompleted",
+    "JobTimedOut",
     "LocalEmulatorError",
     "NotFound",
     "PaymentRequired",
@@ -281,3 +285,72 @@ class WaitFailed(PodbookError):
             f"{self.resource} is {self.landed} and will not reach {self.wanted}; "
             "check its logs or create a new one"
         )
+
+
+class JobNotCompleted(PodbookError):
+    """A queue job ended without a result: the base of ``JobFailed``, ``JobTimedOut`` and
+    ``JobCancelled``. Carries ``job_id``, ``endpoint_id``, ``status`` and the final
+    ``record`` (a ``podbook.api.queue.JobRecord``)."""
+
+    status = ""
+
+    def __init__(self, job_id: str, endpoint_id: str, record: Any = None) -> None:
+        self.job_id = job_id
+        self.endpoint_id = endpoint_id
+        self.record = record
+        super().__init__(str(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_job_error, (type(self), self.__dict__))
+
+    @property
+    def _label(self) -> str:
+        return f"Job {self.job_id} on endpoint {self.endpoint_id}"
+
+
+def _rebuild_job_error(cls: type[JobNotCompleted], state: dict[str, Any]) -> JobNotCompleted:
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    Exception.__init__(err, str(err))
+    return err
+
+
+class JobFailed(JobNotCompleted):
+    """The job FAILED: ``error`` has the handler's ``type``, ``message`` and ``traceback``
+    (a ``podbook.api.queue.JobError``, or None when the service gave no error)."""
+
+    status = "FAILED"
+
+    def __init__(self, job_id: str, endpoint_id: str, error: Any = None, record: Any = None):
+        self.error = error
+        super().__init__(job_id, endpoint_id, record)
+
+    def __str__(self) -> str:
+        what = self.error.one_line() if self.error is not None else "no error was reported"
+        hint = (
+            "; its traceback is in .error.traceback"
+            if getattr(self.error, "traceback", None)
+            else ""
+        )
+        return f"{self._label} failed: {what}{hint}; fix the input or handler, then job.retry()"
+
+
+class JobTimedOut(JobNotCompleted):
+    """The job ran longer than its ``executionTimeout`` (TIMED_OUT)."""
+
+    status = "TIMED_OUT"
+
+    def __str__(self) -> str:
+        return (
+            f"{self._label} timed out (ran longer than its executionTimeout); "
+            "raise policy={'executionTimeout': ms} when submitting, or job.retry()"
+        )
+
+
+class JobCancelled(JobNotCompleted):
+    """The job was CANCELLED before it finished."""
+
+    status = "CANCELLED"
+
+    def __str__(self) -> str:
+        return f"{self._label} was cancelled; submit it again to run it"

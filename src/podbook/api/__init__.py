@@ -74,6 +74,21 @@ from .pods import (
     Utilization,
 )
 from .problem import PROBLEM_CONTENT_TYPE, STATUS_TITLES, Problem
+from .queue import (
+    JOB_STATUSES,
+    TERMINAL_JOB_STATUSES,
+    HealthResponse,
+    JobError,
+    JobPolicy,
+    JobRecord,
+    JobStatus,
+    JobSubmission,
+    PurgeResponse,
+    S3Config,
+    StreamChunk,
+    StreamResponse,
+    validate_submission,
+)
 from .ratelimit import (
     RateLimitState,
     RateLimitWindow,
@@ -116,6 +131,19 @@ from .validation import (
 )
 
 __all__ = [
+    "HealthResponse",
+    "JOB_STATUSES",
+    "JobError",
+    "JobPolicy",
+    "JobRecord",
+    "JobStatus",
+    "JobSubmission",
+    "PurgeResponse",
+    "S3Config",
+    "StreamChunk",
+    "StreamResponse",
+    "TERMINAL_JOB_STATUSES",
+    "validate_submission",
     "RateLimitState",
     "RateLimitWindow",
     "format_ratelimit",

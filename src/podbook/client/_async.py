@@ -17,6 +17,7 @@ from podbook.client.resources import (
     AsyncPods,
     AsyncRegistries,
 )
+from podbook.client.resources.queue import AsyncEndpointClient
 
 if TYPE_CHECKING:
     from podbook.api.ratelimit import RateLimitState
@@ -84,6 +85,10 @@ class AsyncClient:
     def rate_limit(self) -> RateLimitState | None:
         """The quota announced by the latest response (``RateLimit`` headers), or None."""
         return self._core.rate_limit
+
+    def endpoint(self, endpoint_id: str) -> AsyncEndpointClient:
+        """One serverless queue endpoint: ``await client.endpoint("echo").run({...})``."""
+        return AsyncEndpointClient(self, endpoint_id)
 
     async def request(self, call: Call[T]) -> T:
         """Send ``call`` (retrying as the retry policy allows) and return its result."""

@@ -11,6 +11,7 @@ import httpx
 from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
 from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
+from podbook.client.resources.queue import EndpointClient
 
 if TYPE_CHECKING:
     from podbook.api.ratelimit import RateLimitState
@@ -79,6 +80,10 @@ class Client:
     def rate_limit(self) -> RateLimitState | None:
         """The quota announced by the latest response (``RateLimit`` headers), or None."""
         return self._core.rate_limit
+
+    def endpoint(self, endpoint_id: str) -> EndpointClient:
+        """One serverless queue endpoint: ``client.endpoint("echo").run({...})``."""
+        return EndpointClient(self, endpoint_id)
 
     def request(self, call: Call[T]) -> T:
         """Send ``call`` (retrying as the retry policy allows) and return its result."""

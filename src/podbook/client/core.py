@@ -69,6 +69,9 @@ class Call(Generic[T]):
     params: Mapping[str, str] | None = None
     json: Any = None
     parse: Callable[[Any], T] | None = None
+    timeout: float | None = None
+    """Read timeout (seconds) for a call that may be held longer than the client's default
+    (``/runsync?wait=``, ``/stream`` long-polls); never shortens the client's timeout."""
 
     @property
     def idempotent(self) -> bool:
@@ -300,11 +303,20 @@ class ClientCore:
         self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]
     ) -> httpx.Request:
         """The ``httpx.Request`` for ``call`` (auth and user agent come from ``http``)."""
+        extra: dict[str, Any] = {}
+        if call.timeout is not None and http.timeout.read is not None:
+            extra["timeout"] = httpx.Timeout(
+                http.timeout.connect,
+                read=max(http.timeout.read, call.timeout),
+                write=http.timeout.write,
+                pool=http.timeout.pool,
+            )
         return http.build_request(
             call.method,
             self._bases[call.base] + call.path,
             params=dict(call.params) if call.params else None,
             json=call.json,
+            **extra,
         )
 
     def record_rate_limit(self, response: httpx.Response) -> None:
