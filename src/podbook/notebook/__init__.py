@@ -13,7 +13,8 @@ _MAGICS_KEY = "_podbook_magics"
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register ``%pod``, ``%cluster`` and ``%catalog`` and say where they point."""
+    """Register ``%pod``, ``%cluster``, ``%catalog``, ``%%runjob``, ``%job`` and ``%endpoint``
+    and say where they point."""
     from podbook.notebook.magics import PodMagics
     from podbook.notebook.target import describe_target
 
@@ -35,7 +36,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics.close()
     for kind in ("line", "cell"):
         table = ipython.magics_manager.magics[kind]
-        for name in ("pod", "cluster", "catalog"):
+        for name in ("pod", "cluster", "catalog", "runjob", "job", "endpoint"):
             if getattr(table.get(name), "__self__", None) is magics:
                 del table[name]
     if magics in ipython.configurables:

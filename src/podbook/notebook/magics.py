@@ -1,4 +1,5 @@
-"""``%pod``, ``%cluster`` and ``%catalog``: parse the line, delegate, return the object.
+"""``%pod``, ``%cluster``, ``%catalog``, ``%%runjob``, ``%job``, ``%endpoint``: parse, delegate,
+return the object (the job magics live in :mod:`podbook.notebook.jobs`).
 
 Configurable like any IPython component: ``%config PodMagics.refresh_interval = 2``.
 """
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Float
 from traitlets.config import Configurable
 
@@ -62,6 +63,9 @@ class PodMagics(Magics, Configurable):
     def close(self) -> None:
         """Stop the refresher and release the client (``%unload_ext podbook``)."""
         if self._session is not None:
+            from podbook.notebook.jobs.book import close_book
+
+            close_book(self._session)
             self._session.close()
             self._session = None
 
@@ -109,3 +113,29 @@ class PodMagics(Magics, Configurable):
     def catalog(self, line: str = "") -> Any:
         """The catalog: ``%catalog gpus|cpus|datacenters``."""
         return self._run("catalog", line)
+
+    @cell_magic
+    def runjob(self, line: str = "", cell: str | None = None) -> Any:
+        """Run a serverless job: ``%%runjob ENDPOINT [--sync | --async] [--wait MS]
+        [--timeout MS] [--ttl MS] [--low-priority] [--webhook URL] [-o NAME]``.
+
+        The cell holds the job's input (JSON or a Python dict; ``{var}`` is expanded). Shows
+        the job's live panel (its stream as it arrives, tokens/s, Cancel) and returns the Job.
+        """
+        from podbook.notebook.jobs import magic
+
+        return magic.runjob(self, line, cell)
+
+    @line_magic
+    def job(self, line: str = "") -> Any:
+        """Jobs: ``%job status|cancel|retry JOB_ID --endpoint ID``; returns the Job."""
+        from podbook.notebook.jobs import magic
+
+        return magic.job(self, line)
+
+    @line_magic
+    def endpoint(self, line: str = "") -> Any:
+        """Endpoints: ``%endpoint health|purge ID``, ``%endpoint serve FUNC --name ID``."""
+        from podbook.notebook.jobs import magic
+
+        return magic.endpoint(self, line)
