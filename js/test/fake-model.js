@@ -50,3 +50,8 @@ export function mount(view, traits) {
   const cleanup = view.render({ model, el });
   return { model, el, cleanup };
 }
+
+/** Delivers a custom message from the kernel to every view of `model` (anywidget's `msg:custom`). */
+export function receive(model, message) {
+  for (const handler of [...(model.handlers.get("msg:custom") || [])]) handler(message, []);
+}

@@ -105,3 +105,115 @@ export function member(rank, role, status, ip) {
     cluster: { id: "cluster_abc123", rank, ...(role ? { role } : {}), ...(ip ? { ip } : {}) },
   });
 }
+
+// Serverless job panels: JobPanel and HealthPanel traits as the notebook side sets them.
+
+const SEED_WORDS =
+  "The quick brown fox jumps over the lazy dog while the GPU hums and tokens stream in".split(" ");
+
+/** Chunks shaped like the seed's stream sample: `text` list plus token counts. */
+export function tokenChunks(n, start = 0) {
+  return Array.from({ length: n }, (_, k) => ({
+    input_tokens: 12,
+    output_tokens: start + k + 1,
+    text: [`${SEED_WORDS[(start + k) % SEED_WORDS.length]} `],
+  }));
+}
+
+export function seedMetrics(overrides = {}) {
+  return {
+    avg_gen_throughput: 41.7,
+    avg_prompt_throughput: 512.3,
+    cpu_kv_cache_usage: 0,
+    gpu_kv_cache_usage: 0.12,
+    input_tokens: 12,
+    output_tokens: 90,
+    pending: 0,
+    running: 1,
+    stream_index: 89,
+    swapped: 0,
+    scenario: "stream",
+    ...overrides,
+  };
+}
+
+function jobTraits(job, extra = {}) {
+  return {
+    job,
+    status: job.status,
+    tail: [],
+    chunks: 0,
+    rate: {},
+    error: "",
+    busy: "",
+    connection: "ok",
+    ...extra,
+  };
+}
+
+export function streamingJob() {
+  return jobTraits(
+    { id: "job-7f3a91", endpointId: "stream-demo", status: "IN_PROGRESS", delayTime: 412 },
+    { rate: { tokensPerSecond: 42.3, chunksPerSecond: 42.3, metrics: seedMetrics() } },
+  );
+}
+
+export function jsonJob() {
+  const outputs = [
+    "epoch 1 starting\n",
+    { epoch: 1, loss: 0.4213, acc: 0.871, lr: 0.0003 },
+    "epoch 2 starting\n",
+    { epoch: 2, loss: 0.3121, acc: 0.902, lr: 0.0003 },
+  ];
+  return jobTraits(
+    {
+      id: "job-json01",
+      endpointId: "trainer",
+      status: "COMPLETED",
+      delayTime: 35,
+      executionTime: 2480,
+    },
+    {
+      tail: outputs.map((output, i) => ({ i, output })),
+      chunks: outputs.length,
+      rate: { tokensPerSecond: 0, chunksPerSecond: 1.6 },
+    },
+  );
+}
+
+export function failedJob() {
+  return jobTraits(
+    {
+      id: "job-b00m",
+      endpointId: "demo",
+      status: "FAILED",
+      delayTime: 12,
+      executionTime: 87,
+      error: {
+        type: "ValueError",
+        message: "prompt must not be empty",
+        traceback:
+          'Traceback (most recent call last):\n  File "/work/handler.py", line 7, in handler\n' +
+          '    raise ValueError("prompt must not be empty")\nValueError: prompt must not be empty',
+      },
+    },
+    { connection: "reconnecting" },
+  );
+}
+
+export function healthBody({ completed = 120, failed = 2, inProgress = 3, inQueue = 0 } = {}) {
+  return {
+    jobs: { completed, failed, inProgress, inQueue, retried: 1 },
+    workers: { idle: 1, running: 3 },
+  };
+}
+
+export function healthTraits() {
+  return {
+    endpointId: "stream-demo",
+    health: healthBody(),
+    error: "",
+    connection: "ok",
+    updated: new Date().toISOString(),
+  };
+}

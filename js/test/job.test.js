@@ -8,7 +8,7 @@ import view, {
   formatDuration,
   formatMetric,
 } from "../src/job.js";
-import { mount } from "./fake-model.js";
+import { mount, receive } from "./fake-model.js";
 
 // A job record as the JobPanel puts it in the `job` trait (camelCase, error normalised).
 function job(overrides = {}) {
@@ -49,10 +49,6 @@ function render(overrides) {
   return mounted;
 }
 
-/** Delivers a custom message from the kernel, as anywidget's `msg:custom` event does. */
-function receive(model, message) {
-  for (const handler of [...(model.handlers.get("msg:custom") || [])]) handler(message, []);
-}
 const chunks = (model, start, items) => receive(model, { type: "chunks", start, items });
 
 const root = () => mounted.el.querySelector(".podbook-job");
