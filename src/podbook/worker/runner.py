@@ -39,6 +39,8 @@ ExitReason = Literal["stopped", "refresh"]
 
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 """Pauses after consecutive failures to reach the broker (the last one repeats)."""
+TAKE_SETTLE_SECONDS = 0.25
+"""On stop, how long an in-flight take may still deliver jobs before it is abandoned."""
 EARLY_STOP_MEMORY = 30.0
 """Seconds a stop signal for a job not (yet) taken is remembered."""
 EMPTY_STOP_POLL_PAUSE = 1.0
@@ -136,6 +138,9 @@ class Runner:
             task.add_done_callback(self._loop_ended)
         try:
             await self._stopping.wait()
+            if not self._force.is_set():
+                # a take answer already on its way carries jobs the broker counts as ours
+                await asyncio.wait([take], timeout=TAKE_SETTLE_SECONDS)
             take.cancel()
             await self._drain()
         finally:
