@@ -80,6 +80,39 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="WINDOW=N",
         help="requests per window per account (minute, hour, day); repeatable",
     )
+    queue = emu.add_argument_group("queue broker")
+    queue.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="NAME[=handler.py[:fn]]",
+        help="declare a queue endpoint; with a handler the emulator runs podbook workers for it",
+    )
+    queue.add_argument(
+        "--worker-poll-seconds",
+        type=_positive_seconds,
+        default=30.0,
+        help="how long job-take and job-stop hold when there is nothing (default 30)",
+    )
+    queue.add_argument(
+        "--worker-gone-seconds",
+        type=_positive_seconds,
+        default=30.0,
+        help="a worker not heard from for this long is marked gone (default 30)",
+    )
+    queue.add_argument(
+        "--queue-time-scale",
+        type=_positive_seconds,
+        default=1.0,
+        help="multiply TTL, retention, executionTimeout and webhook retry delays (tests)",
+    )
+    queue.add_argument(
+        "--queue-rate-limit",
+        action="append",
+        default=[],
+        metavar="OP=RATE[/CONCURRENT]",
+        help="per-endpoint limit of a queue operation per 10 s (e.g. run=1000/200)",
+    )
     emu.set_defaults(run=run_emulator)
     from podbook.worker.cli import add_worker_commands
 
@@ -90,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
 def run_emulator(args: argparse.Namespace) -> int:
     """``podbook emulator``: serve until interrupted."""
     from podbook.emulator.app import generate_api_key
+    from podbook.emulator.broker.config import (
+        BrokerSettings,
+        EndpointSpecError,
+        parse_declared_endpoint,
+        parse_rate_limit,
+    )
     from podbook.emulator.server import configure_logging, serve
     from podbook.emulator.settings import (
         DEFAULT_QUOTAS,
@@ -105,7 +144,15 @@ def run_emulator(args: argparse.Namespace) -> int:
         for text in args.rate_limit:
             name, value = parse_quota(text)
             quotas[name] = value
-    except SettingsError as exc:
+        broker = BrokerSettings(
+            take_wait_seconds=args.worker_poll_seconds,
+            stop_wait_seconds=args.worker_poll_seconds,
+            worker_gone_seconds=args.worker_gone_seconds,
+            time_scale=args.queue_time_scale,
+            endpoints=[parse_declared_endpoint(text) for text in args.endpoint],
+            rate_limits=dict(parse_rate_limit(text) for text in args.queue_rate_limit),
+        )
+    except (SettingsError, EndpointSpecError) as exc:
         print(f"podbook emulator: {exc}", file=sys.stderr)
         return 2
     print_key = False
@@ -131,6 +178,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         provision_seconds=args.provision_seconds,
         start_seconds=args.start_seconds,
         quotas={**DEFAULT_QUOTAS, **quotas},
+        broker=broker,
     )
     configure_logging()
     try:

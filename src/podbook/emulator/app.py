@@ -2,10 +2,11 @@
 
 One port serves every base: REST v2 under explicit prefixes (``/v2/pods``, ``/v2/clusters``,
 ``/v2/catalog``, ``/v2/account``, ``/v2/registries``, ``/v2/templates``), REST v1
-(``/v1/containerregistryauth/{id}``), and later the queue under ``/v2/{endpoint_id}/...``,
+(``/v1/containerregistryauth/{id}``), ``/v2/serverless`` (queue endpoints), then the queue
+under ``/v2/{endpoint_id}/...`` (client and worker routes of :mod:`podbook.emulator.broker`),
 which therefore must be mounted after the explicit prefixes. ``GET /healthz`` needs no key.
-Every error is problem+json, unknown routes (404, 405) and internal errors (500, without a
-traceback) included.
+Every REST error is problem+json, unknown routes (404, 405) and internal errors (500, without
+a traceback) included; queue errors are ``{"error": ...}`` as the service answers them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.routing import BaseRoute, Match, Route
 
 import podbook
 from podbook.emulator.auth import authenticate
+from podbook.emulator.broker import install as install_broker
 from podbook.emulator.context import Emulator
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.pods import PodViews
@@ -122,9 +124,10 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 def build_routes() -> list[BaseRoute]:
     """Every route, explicit REST prefixes first."""
+    from podbook.emulator import broker
     from podbook.emulator.routes import rest_routes
 
-    return [Route("/healthz", healthz, methods=["GET"]), *rest_routes()]
+    return [Route("/healthz", healthz, methods=["GET"]), *broker.routes(), *rest_routes()]
 
 
 def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starlette:
@@ -137,12 +140,15 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
         limiter=RateLimiter(settings.quotas),
         views=PodViews(settings),
     )
+    queue = install_broker(emulator, store, settings.broker)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        queue.start(settings.url)
         try:
             yield
         finally:
+            await queue.stop()
             store.close()
 
     app = Starlette(

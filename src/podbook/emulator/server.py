@@ -20,6 +20,7 @@ from pathlib import Path
 import uvicorn
 
 from podbook.emulator.app import create_app
+from podbook.emulator.broker import service_of as queue_service_of
 from podbook.emulator.settings import EmulatorSettings
 
 log = logging.getLogger("podbook.emulator")
@@ -68,6 +69,7 @@ class _AnnouncingServer(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._retire()
+        await queue_service_of(self.config.app).closing()
         await super().shutdown(sockets=sockets)
 
 
@@ -83,6 +85,7 @@ def serve(
     sock = bind_socket(host, port)
     real_port = sock.getsockname()[1]
     url = url_for(host, real_port)
+    settings.url = url
     app = create_app(settings)
     info_path = home / "emulator.json"
 

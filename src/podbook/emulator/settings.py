@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from podbook.emulator.broker.config import BrokerSettings
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -67,6 +69,8 @@ class EmulatorSettings:
     quotas: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_QUOTAS))
     ssh_proxy_host: str = "ssh.podbook.local"
     internal_domain: str = "podbook.internal"
+    broker: BrokerSettings = field(default_factory=BrokerSettings)
+    url: str = ""  # where the server listens (set by ``serve``; supervised workers use it)
 
     def __repr__(self) -> str:  # never show keys
         return (

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from podbook.emulator.broker import endpoints as endpoint_defs
 from podbook.emulator.broker.config import BrokerSettings
 from podbook.emulator.broker.errors import QueueError, endpoint_not_found, job_not_found
@@ -34,6 +36,7 @@ from podbook.emulator.broker.limits import (
     RUN_RETENTION_MS,
     RUNSYNC_RETENTION_MAX_MS,
     RUNSYNC_RETENTION_MS,
+    STREAM_CHUNK_MAX_BYTES,
     TTL_DEFAULT_MS,
 )
 from podbook.emulator.broker.persistence import BrokerTables
@@ -410,17 +413,32 @@ class Broker:
     def stream_chunk(
         self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any, size: int
     ) -> None:
-        """A job-stream post ``{"output": chunk[, "metrics": {...}]}``: buffer the chunk as
-        a ``/stream`` item (split when over the size limit; metrics stay on the last piece)."""
+        """A job-stream post: one chunk ``{"output": c[, "metrics": m]}``, or several in
+        order ``{"stream": [{"output": c[, "metrics": m]}, ...]}``. Each becomes a ``/stream``
+        item (split when over the size limit; metrics stay on the last piece)."""
         queue.worker(worker_id)
         job = self._running_job(queue, job_id)
-        if not isinstance(body, dict) or "output" not in body:
-            raise QueueError(400, 'stream body must be a JSON object {"output": chunk}')
-        pieces = split_chunk(body["output"], size)
-        items: list[dict[str, Any]] = [{"output": piece} for piece in pieces]
-        if body.get("metrics") is not None:
-            items[-1]["metrics"] = body["metrics"]
-        job.chunks.extend(items)
+        if isinstance(body, dict) and isinstance(body.get("stream"), list):
+            posted = body["stream"]
+        else:
+            posted = [body]
+        if not all(isinstance(item, dict) and "output" in item for item in posted):
+            raise QueueError(
+                400,
+                'stream body must be {"output": chunk} or {"stream": [{"output": chunk}, ...]}',
+            )
+        for item in posted:
+            item_size = (
+                size
+                if len(posted) == 1
+                else (len(orjson.dumps(item["output"])) if size > STREAM_CHUNK_MAX_BYTES else 0)
+            )
+            pieces: list[dict[str, Any]] = [
+                {"output": piece} for piece in split_chunk(item["output"], item_size)
+            ]
+            if item.get("metrics") is not None:
+                pieces[-1]["metrics"] = item["metrics"]
+            job.chunks.extend(pieces)
         event = job.chunk_event
         if event is not None:
             job.chunk_event = None
