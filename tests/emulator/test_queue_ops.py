@@ -457,3 +457,21 @@ def test_worker_authorization_never_logged(emu: Any, http: httpx.Client, endpoin
 def wait_health(http: httpx.Client, endpoint: str, workers: dict[str, int]) -> None:
     """Wait until ``/health`` reports these worker counts."""
     wait_for(lambda: health(http, endpoint)["workers"] == workers, timeout=5)
+
+
+def test_batched_stream_post_keeps_order_and_metrics(
+    http: httpx.Client, endpoint: str, worker: RawWorker
+) -> None:
+    job_id = run(http, endpoint, {"input": {}})
+    worker.take_job()
+    worker.post_chunk(job_id, "a")
+    batch = {"stream": [{"output": "b"}, {"output": "c", "metrics": {"stream_index": 2}}]}
+    url = worker.stream_url.format(job_id=job_id) + "&isStream=false"
+    assert worker.http.post(url, content=json.dumps(batch)).status_code == 200
+    assert http.get(f"/v2/{endpoint}/stream/{job_id}").json()["stream"] == [
+        {"output": "a"},
+        {"output": "b"},
+        {"output": "c", "metrics": {"stream_index": 2}},
+    ]
+    bad = worker.http.post(url, content=json.dumps({"stream": [{"text": "x"}]}))
+    assert bad.status_code == 400 and "stream body" in bad.json()["error"]
