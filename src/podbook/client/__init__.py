@@ -15,12 +15,18 @@ if TYPE_CHECKING:
     from podbook.client._sync import Client
     from podbook.client.config import Settings, resolve_settings
     from podbook.client.core import Call, RetryPolicy
+    from podbook.client.jobs import AsyncJob, Job
     from podbook.client.local import LocalEmulator, ensure_emulator
+    from podbook.client.resources.queue import AsyncEndpointClient, EndpointClient
 
 __all__ = [
     "AsyncClient",
+    "AsyncEndpointClient",
+    "AsyncJob",
     "Call",
     "Client",
+    "EndpointClient",
+    "Job",
     "LocalEmulator",
     "RetryPolicy",
     "Settings",
@@ -30,8 +36,12 @@ __all__ = [
 
 _HOMES = {
     "AsyncClient": "podbook.client._async",
+    "AsyncEndpointClient": "podbook.client.resources.queue",
+    "AsyncJob": "podbook.client.jobs",
     "Call": "podbook.client.core",
     "Client": "podbook.client._sync",
+    "EndpointClient": "podbook.client.resources.queue",
+    "Job": "podbook.client.jobs",
     "LocalEmulator": "podbook.client.local",
     "RetryPolicy": "podbook.client.core",
     "Settings": "podbook.client.config",
