@@ -99,6 +99,8 @@ class Runner:
         if not self._stopping.is_set():
             self._reason = reason
             self._stopping.set()
+        elif reason == "stopped":
+            self._reason = "stopped"  # a stop asked during a refresh ends the worker
         if force:
             self._force.set()
 
