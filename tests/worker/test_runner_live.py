@@ -231,3 +231,22 @@ def test_the_sdk_variables_alone_configure_a_podbook_worker(endpoint, broker, tm
         assert record["workerId"] == "env-w1"
     finally:
         assert worker.terminate() == 0
+
+
+def test_health_counts_the_worker_while_it_pings_and_not_after_it_stops(endpoint, start_worker):
+    def workers(predicate, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            counts = endpoint.health()["workers"]
+            if predicate(counts) or time.monotonic() > deadline:
+                return counts
+            time.sleep(0.02)
+
+    worker = start_worker(endpoint, "sample_handlers.py:handler")
+    assert workers(lambda w: w["idle"] == 1)["idle"] == 1
+    job_id = endpoint.run({"hold": 0.8})
+    endpoint.wait_status(job_id, "IN_PROGRESS")
+    assert workers(lambda w: w["running"] == 1)["running"] == 1
+    assert endpoint.wait(job_id)["status"] == "COMPLETED"
+    assert worker.terminate() == 0
+    assert workers(lambda w: w["idle"] + w["running"] == 0) == {"idle": 0, "running": 0}
