@@ -1,0 +1,108 @@
+"""The streaming notebook, as a user meets it: opened in JupyterLab and run top to bottom.
+
+The job panel shows every chunk of the streamed reply, in order, and the final status; the
+long job is cancelled with the panel's Cancel button (the notebook's ``%job cancel`` cells,
+tagged ``cancel-by-command``, and its clean-up are left out, so the button does the work).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from playwright.sync_api import expect
+
+from .jupyterlab import LabServer, open_and_run_all
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "streaming_inference.ipynb"
+LEFT_OUT_TAGS = {"cancel-by-command", "cleanup"}
+
+ALL_CELLS_DONE_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const cells = panel.content.widgets.filter((cell) => cell.model.type === 'code');
+  return !!kernel && kernel.status === 'idle'
+    && cells.every((cell) => cell.model.executionCount !== null);
+}"""
+
+
+def write_button_variant(root: Path) -> tuple[str, list[str]]:
+    """The notebook without its cancel-by-command and clean-up cells, saved under ``root``;
+    its name and the sources of its code cells."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells = [c for c in nb.cells if not LEFT_OUT_TAGS & set(c.metadata.get("tags", []))]
+    nbformat.write(nb, root / NOTEBOOK.name)
+    return NOTEBOOK.name, [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def panel_of(page: Any, code_sources: list[str], starts_with: str) -> Any:
+    """The job panel in the output of the first code cell whose source starts so."""
+    index = next(i for i, s in enumerate(code_sources) if s.startswith(starts_with))
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
+    return cell.locator(".podbook-job")
+
+
+def printed_by(page: Any, code_sources: list[str], starts_with: str) -> str:
+    """What the first code cell whose source starts so printed."""
+    index = next(i for i, s in enumerate(code_sources) if s.startswith(starts_with))
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
+    stdout = cell.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]')
+    expect(stdout).to_have_count(1, timeout=60_000)
+    return str(stdout.inner_text())
+
+
+def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
+    page: Any, jupyter_lab: LabServer, artifacts_dir: Path, console_messages: list[str]
+) -> None:
+    name, sources = write_button_variant(jupyter_lab.root_dir)
+    open_and_run_all(page, jupyter_lab, name)
+    reply = panel_of(page, sources, "%%runjob demo -o reply")
+    attempt = panel_of(page, sources, "%%runjob flaky")
+    long_job = panel_of(page, sources, "%%runjob demo -o long_job")
+    try:
+        # The streamed reply: every chunk, in order, then COMPLETED.
+        expect(reply).to_have_attribute("data-status", "COMPLETED", timeout=90_000)
+        full_text = printed_by(page, sources, 'print("".join(reply.output')
+        words = full_text.split()
+        assert len(words) > 5, full_text
+        expect(reply).to_have_attribute("data-chunks", str(len(words)))
+        shown = reply.locator(".podbook-stream").inner_text()
+        assert shown.split() == words, (shown, full_text)
+        expect(reply.locator("[data-metric=tokensPerSecond]")).to_be_attached()
+        reply.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts_dir / "streaming_1_reply_completed.png"))
+
+        # The failed job was retried by %job retry and completed.
+        expect(attempt).to_have_attribute("data-status", "COMPLETED", timeout=60_000)
+
+        # The long job streams; Cancel on its panel stops it.
+        expect(long_job).to_have_attribute("data-status", "IN_PROGRESS", timeout=60_000)
+        page.wait_for_function(
+            "(el) => Number(el.getAttribute('data-chunks')) >= 3",
+            arg=long_job.element_handle(),
+            timeout=30_000,
+        )
+        long_job.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts_dir / "streaming_2_long_job_running.png"))
+        long_job.locator("button[data-action=cancel]").click()
+        expect(long_job).to_have_attribute("data-status", "CANCELLED", timeout=30_000)
+        expect(long_job.locator("button[data-action=cancel]")).to_have_count(0)
+        stopped_at = int(long_job.get_attribute("data-chunks") or "0")
+        assert 3 <= stopped_at < 400, stopped_at
+        page.wait_for_timeout(1000)
+        assert int(long_job.get_attribute("data-chunks") or "0") == stopped_at
+        page.screenshot(path=str(artifacts_dir / "streaming_3_long_job_cancelled.png"))
+
+        page.wait_for_function(ALL_CELLS_DONE_JS, timeout=60_000, polling=250)
+        errors = page.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+        )
+        expect(errors).to_have_count(0)
+    except AssertionError:
+        print("\n".join(console_messages[-30:]))
+        for label, panel in [("reply", reply), ("long_job", long_job)]:
+            if panel.count():
+                panel.scroll_into_view_if_needed()
+                page.screenshot(path=str(artifacts_dir / f"streaming_failure_{label}.png"))
+        raise
