@@ -293,6 +293,33 @@ describe("job panel: auto-scroll", () => {
     expect(el.scrollTop).toBe(el.scrollHeight - el.clientHeight);
   });
 
+  it("a wheel or key gesture upwards stops following before any scroll event", () => {
+    const { model } = render();
+    const el = fakeScroller(streamEl());
+    chunks(model, 0, ["0123456789", "0123456789"]);
+    el.dispatchEvent(new WheelEvent("wheel", { deltaY: -120 }));
+    chunks(model, 2, ["more"]);
+    const bottom = el.scrollHeight - el.clientHeight;
+    expect(el.scrollTop).toBeLessThan(bottom);
+    root().querySelector(".podbook-follow").click();
+    el.dispatchEvent(new KeyboardEvent("keydown", { key: "PageUp" }));
+    chunks(model, 3, ["again"]);
+    expect(el.scrollTop).toBeLessThan(el.scrollHeight - el.clientHeight);
+  });
+
+  it("does not pull the view to the end while the user drags the scrollbar", () => {
+    const { model } = render();
+    const el = fakeScroller(streamEl());
+    chunks(model, 0, ["0123456789"]);
+    el.dispatchEvent(new Event("pointerdown"));
+    const top = el.scrollTop;
+    chunks(model, 1, ["abcdefghij"]);
+    expect(el.scrollTop).toBe(top);
+    document.dispatchEvent(new Event("pointerup"));
+    chunks(model, 2, ["klm"]);
+    expect(el.scrollTop).toBe(el.scrollHeight - el.clientHeight);
+  });
+
   it("scrolling back down to the end resumes following", () => {
     const { model } = render();
     const el = fakeScroller(streamEl());

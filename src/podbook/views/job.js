@@ -317,6 +317,7 @@ class StreamArea {
     this.blockEndsLine = false; // the last text chunk ended with a newline
     this.gapTimer = null;
     this.stick = true;
+    this.dragging = false;
     this.autoTop = 0;
 
     this.hiddenLine = h("div", { class: "podbook-hidden", hidden: true });
@@ -344,6 +345,18 @@ class StreamArea {
       },
     });
     this.el.addEventListener("scroll", () => this.onScroll());
+    // A scroll event comes after the fact, possibly after the next append scrolled back to
+    // the end; the user's own gestures upwards stop following at once.
+    this.el.addEventListener("wheel", (event) => {
+      if (event.deltaY < 0) this.unstick();
+    });
+    this.el.addEventListener("keydown", (event) => {
+      if (["ArrowUp", "PageUp", "Home"].includes(event.key)) this.unstick();
+    });
+    this.el.addEventListener("pointerdown", () => {
+      this.dragging = true; // on the scrollbar, say: do not pull the view away meanwhile
+    });
+    this.el.ownerDocument.addEventListener("pointerup", this.onPointerUp);
     // Rendered while detached or hidden, the area has no height yet: scroll to the end once
     // it gets one (and whenever it resizes) as long as the view follows the output.
     this.resizeObserver =
@@ -358,6 +371,18 @@ class StreamArea {
   /** True when the user is at (or within a few pixels of) the end of the stream. */
   atEnd() {
     return this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight <= 4;
+  }
+
+  onPointerUp = () => {
+    if (!this.dragging) return;
+    this.dragging = false;
+    this.onScroll();
+  };
+
+  unstick() {
+    if (this.el.scrollTop <= 0 || this.el.scrollHeight <= this.el.clientHeight) return;
+    this.stick = false;
+    this.followButton.hidden = false;
   }
 
   onScroll() {
@@ -499,7 +524,7 @@ class StreamArea {
     this.trim();
     this.updateHiddenLine();
     this.onChange(); // may reveal the stream area: scroll after it has a height
-    if (this.stick) this.scrollToEnd();
+    if (this.stick && !this.dragging) this.scrollToEnd();
   }
 
   /**
@@ -575,6 +600,7 @@ class StreamArea {
   }
 
   dispose() {
+    this.el.ownerDocument.removeEventListener("pointerup", this.onPointerUp);
     this.resizeObserver?.disconnect();
     clearTimeout(this.gapTimer);
     this.gapTimer = null;
