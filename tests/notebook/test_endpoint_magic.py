@@ -67,3 +67,14 @@ def test_serve_mistakes_are_one_line(ip: Any, comms: Any) -> None:
     assert_one_line_error(run_cell(ip, "%endpoint serve f"), "--name")
     assert_one_line_error(run_cell(ip, "%endpoint serve f --name x --concurrency 0"), "concurrency")
     assert_one_line_error(run_cell(ip, "%endpoint heal echo"), "unknown subcommand")
+
+
+def test_health_static_forms(ip: Any, comms: Any) -> None:
+    run = run_cell(ip, "nbtest_health = %endpoint health echo")
+    assert run.success, run.text
+    refresher = magics_of(ip).session.refresher
+    panel = next(p for p in refresher.panels if getattr(p, "endpointId", "") == "echo")
+    data, _ = panel._repr_mimebundle_()
+    assert data["text/plain"].startswith("Endpoint echo — jobs: completed ")
+    assert 'data-count="inQueue"' in data["text/html"] and 'data-count="idle"' in data["text/html"]
+    assert "echo" in repr(ip.user_ns["nbtest_health"])

@@ -180,3 +180,21 @@ def test_comm_traffic_stays_within_three_times_the_stream(ip: Any, comms: Any) -
     payload = sum(len(json.dumps(item)) for item in items)
     assert len(items) == 1000
     assert traffic <= 3 * payload, (traffic, payload)
+
+
+def test_a_stream_the_service_refuses_falls_back_to_status_polls(
+    ip: Any, comms: Any, monkeypatch: Any
+) -> None:
+    from podbook import errors
+    from podbook.client.resources.queue import EndpointClient
+
+    def refuse(self: Any, job_id: str, **_: Any) -> Any:
+        # A fault the emulator never produces: a service that does not stream this job.
+        raise errors.BadRequest(400, "Bad Request", "this endpoint does not stream")
+        yield  # pragma: no cover - makes this a generator, like the real method
+
+    monkeypatch.setattr(EndpointClient, "stream_batches", refuse)
+    job, panel = runjob(ip, "echo", '{"polled": true}')
+    wait_until(lambda: panel.status == "COMPLETED", timeout=20)
+    assert panel.job["output"] == {"polled": True}
+    assert panel.chunks == 0 and panel.error == ""

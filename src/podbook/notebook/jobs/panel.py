@@ -157,7 +157,8 @@ class JobPanel(Panel):
             self._buffer,
             self._meter,
             name=f"podbook-job-{job_id[:12]}",
-        ).start()
+        )
+        self._pump.start()  # after the assignment: the flusher may finish at once
 
     def stop(self) -> None:
         """Stop following the job (the panel keeps what it has)."""
