@@ -140,6 +140,30 @@ describe("job panel: the stream", () => {
     expect(root().dataset.chunks).toBe("5");
   });
 
+  it("asks the kernel again when a gap opens, and the answer fills it", () => {
+    const { model } = render({ tail: tailOf(0, 2) });
+    chunks(model, 5, ["t5 "]);
+    expect(readies(model)).toEqual([
+      { type: "ready", have: 2 },
+      { type: "ready", have: 2 },
+    ]);
+    chunks(model, 2, ["t2 ", "t3 ", "t4 ", "t5 "]);
+    expect(streamText()).toBe("t0 t1 t2 t3 t4 t5 ");
+    expect(root().querySelector(".podbook-gap")).toBeNull();
+  });
+
+  it("a tail that starts past what the view holds marks the lost stretch at once", () => {
+    const { model } = render();
+    chunks(model, 0, ["a", "b"]);
+    model.set(
+      "tail",
+      tailOf(10, 3, (i) => `[${i}]`),
+    );
+    expect(root().querySelector(".podbook-gap").textContent).toBe("… 8 chunks missed");
+    expect(streamText()).toBe("ab|[10][11][12]");
+    expect(root().dataset.chunks).toBe("13");
+  });
+
   it("gives up on a gap that is never filled and marks it", () => {
     vi.useFakeTimers();
     const { model } = render();

@@ -10,7 +10,8 @@
 //
 // The stream is never re-rendered: each chunk becomes one text node (text chunks, appended
 // to a `<pre>`) or one collapsible JSON block, appended in index order; duplicates are
-// dropped by index; batches that arrive ahead of a gap wait briefly for it to be filled.
+// dropped by index; a batch that arrives ahead of a gap makes the view ask again (`ready`)
+// and waits briefly for the gap to be filled.
 // Only the last STREAM_DOM_CAP chunks stay in the DOM, under a "… N earlier chunks hidden"
 // line. `chunks` set to 0 (a retried job streams again) empties the stream.
 
@@ -302,11 +303,13 @@ function jsonChunk(output, index) {
 /**
  * The stream area: appends chunks in index order, drops duplicates, holds batches that
  * arrive ahead of a gap for GAP_WAIT_MS, caps the DOM and follows the end unless the user
- * scrolled up. `onChange` runs after every change of the count of chunks held.
+ * scrolled up. `onChange` runs after every change of the count of chunks held; `onGap(have)`
+ * when a gap opens (the view then asks the kernel again, as on render).
  */
 class StreamArea {
-  constructor(onChange) {
+  constructor(onChange, onGap) {
     this.onChange = onChange;
+    this.onGap = onGap;
     this.next = 0; // index after the last chunk held: everything below is in or was in the DOM
     this.pending = new Map(); // start index -> outputs, for batches ahead of a gap
     this.entries = []; // {index, node} per chunk in the DOM (gap markers: index -1), oldest first
@@ -419,6 +422,9 @@ class StreamArea {
       .filter((c) => c && Number.isInteger(c.i))
       .sort((a, b) => a.i - b.i);
     if (!entries.length) return;
+    // The kernel can no longer send what lies before its tail: skip to the first chunk known.
+    const firstKnown = Math.min(entries[0].i, ...this.pending.keys());
+    if (firstKnown > this.next) this.skipTo(firstKnown);
     let runStart = entries[0].i;
     let run = [];
     for (const entry of entries) {
@@ -430,11 +436,12 @@ class StreamArea {
       run.push(entry.output);
     }
     this.ingest(runStart, run);
-    if (this.next < entries[0].i) this.skipTo(Math.min(...this.pending.keys()));
   }
 
+  /** On a new gap: ask the kernel for what is missing, and give up after GAP_WAIT_MS. */
   armGapTimer() {
     if (this.gapTimer !== null) return;
+    this.onGap(this.next);
     this.gapTimer = setTimeout(() => {
       this.gapTimer = null;
       if (this.pending.size) this.skipTo(Math.min(...this.pending.keys()));
@@ -758,10 +765,13 @@ function render({ model, el }) {
   const top = h("div", { class: "podbook-job-top" });
   const bottom = h("div", { class: "podbook-job-bottom" });
   const waiting = h("div", { class: "podbook-empty podbook-waiting", text: "Waiting for output…" });
-  const stream = new StreamArea(() => {
-    root.setAttribute("data-chunks", String(stream.next));
-    showStream();
-  });
+  const stream = new StreamArea(
+    () => {
+      root.setAttribute("data-chunks", String(stream.next));
+      showStream();
+    },
+    (have) => model.send({ type: "ready", have }),
+  );
   const streamWrap = h(
     "div",
     { class: "podbook-section podbook-stream-wrap" },
