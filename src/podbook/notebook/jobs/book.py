@@ -42,6 +42,16 @@ class EndpointHealth:
         return health_text(self.endpoint_id, to_plain(self.health) or {})
 
 
+@dataclass(frozen=True)
+class JobDisplay:
+    """Displays a JobPanel through :meth:`JobPanel.display` (with a display id)."""
+
+    panel: Any
+
+    def _ipython_display_(self) -> None:
+        self.panel.display()
+
+
 class JobBook:
     """Job panels and served handlers of one :class:`~podbook.notebook.session.NotebookSession`."""
 
@@ -84,9 +94,9 @@ class JobBook:
             panel = self._panels.get((endpoint_id, job_id))
         return panel if panel is not None and not panel.closed else None
 
-    def job_view(self, job: Any) -> Any:
-        """The view of a ``Job`` displayed later (a cell's last expression): its panel."""
-        return self.job_panel(job, follow="poll")
+    def job_view(self, job: Any) -> JobDisplay:
+        """The view of a ``Job``: its panel, displayed under a display id of its own."""
+        return JobDisplay(self.job_panel(job, follow="poll"))
 
     @staticmethod
     def job_static(job: Any) -> StaticView:

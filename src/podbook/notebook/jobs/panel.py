@@ -43,6 +43,7 @@ from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 
 RATE_INTERVAL = 0.25
 """Seconds between two updates of the ``rate`` trait while chunks arrive."""
+MAX_DISPLAY_IDS = 8
 GONE = "the job no longer exists on the endpoint (its TTL or result retention has passed)."
 
 
@@ -78,6 +79,7 @@ class JobPanel(Panel):
         self._gone = False
         self._rate_at = 0.0
         self._follow_mode = "poll"
+        self._display_ids: list[str] = []
         self._set_record(record)
         self.on_msg(self._on_view_message)
 
@@ -204,6 +206,8 @@ class JobPanel(Panel):
         else:
             self._fetch_final(pump.status)
         self._changed()
+        if self.ended:
+            self.refresh_displays()
 
     def _fetch_final(self, streamed_status: str | None) -> None:
         from podbook import errors
@@ -251,6 +255,35 @@ class JobPanel(Panel):
         else:
             self._set_record(result)
             self._set(connection="ok")
+            if self.ended:
+                self.refresh_displays()
+
+    # -- displays ---------------------------------------------------------------------------
+
+    def display(self) -> None:
+        """Display the panel under a new display id (so :meth:`refresh_displays` can reach it)."""
+        from uuid import uuid4
+
+        from IPython.display import display
+
+        display_id = uuid4().hex
+        self._display_ids = [*self._display_ids[-(MAX_DISPLAY_IDS - 1) :], display_id]
+        display(self, display_id=display_id)
+
+    def refresh_displays(self) -> None:
+        """Re-send this panel's outputs once the job ended, so the static text/HTML forms a
+        saved notebook keeps (nbconvert, a viewer without widgets) show the end too.
+
+        Only in a kernel: a terminal IPython would print the text in whatever runs now.
+        """
+        from IPython import get_ipython
+        from IPython.display import update_display
+
+        shell = get_ipython()
+        if getattr(shell, "kernel", None) is None:
+            return
+        for display_id in self._display_ids:
+            update_display(self, display_id=display_id)
 
     # -- actions ----------------------------------------------------------------------------
 
