@@ -27,6 +27,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _time_scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.01)") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0 (1 = real time)")
+    return value
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port (0-65535; 0 picks a free one)")
@@ -92,18 +102,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--worker-poll-seconds",
         type=_positive_seconds,
         default=30.0,
+        metavar="SECONDS",
         help="how long job-take and job-stop hold when there is nothing (default 30)",
     )
     queue.add_argument(
         "--worker-gone-seconds",
         type=_positive_seconds,
         default=30.0,
+        metavar="SECONDS",
         help="a worker not heard from for this long is marked gone (default 30)",
     )
     queue.add_argument(
         "--queue-time-scale",
-        type=_positive_seconds,
+        type=_time_scale,
         default=1.0,
+        metavar="FACTOR",
         help="multiply TTL, retention, executionTimeout and webhook retry delays (tests)",
     )
     queue.add_argument(
