@@ -84,6 +84,27 @@ def noop(job):
 runpod.serverless.start({"handler": noop, "concurrency_modifier": lambda current: CONCURRENCY})
 '''
 
+BARE_WORKER = '''
+"""The worker protocol's floor: long-poll a take, post the input back as the result; nothing
+else (no pings, no stop polls, no handler runner). python bare_worker.py URL ENDPOINT."""
+import os
+import sys
+
+import httpx
+
+url, endpoint = sys.argv[1], sys.argv[2]
+base = f"{url}/v2/{endpoint}"
+headers = {"Authorization": os.environ["RUNPOD_AI_API_KEY"]}
+with httpx.Client(headers=headers, timeout=120) as http:
+    print("serving", flush=True)
+    while True:
+        taken = http.get(f"{base}/job-take/bare?job_in_progress=0")
+        if taken.status_code != 200:
+            continue
+        job = taken.json()
+        http.post(f"{base}/job-done/bare/{job['id']}?isStream=false", json={"output": job["input"]})
+'''
+
 
 # --- timing ----------------------------------------------------------------------------------
 
@@ -281,6 +302,20 @@ def podbook_worker(
         stop_group(proc)
 
 
+@contextmanager
+def bare_worker(emu: Emulator, endpoint_id: str, script: Path) -> Iterator[Any]:
+    """The protocol's floor (``BARE_WORKER``) serving ``endpoint_id``."""
+    env = clean_env(emu.workdir / "home-bare")
+    env["RUNPOD_AI_API_KEY"] = emu.worker_key(endpoint_id)
+    log = emu.workdir / "worker-bare.log"
+    proc = spawn([sys.executable, str(script), emu.url, endpoint_id], log, env)
+    try:
+        wait_until(lambda: "serving" in log.read_text(errors="replace"), 30, "the bare worker")
+        yield proc
+    finally:
+        stop_group(proc)
+
+
 def sdk_worker_env(emu: Emulator, endpoint_id: str, home: Path) -> dict[str, str]:
     """What ``podbook worker-env`` prints, as an environment (fresh worker key)."""
     from podbook.worker.env import worker_env
@@ -464,6 +499,8 @@ def main(argv: list[str] | None = None) -> int:
         handler.write_text(NOOP_HANDLER)
         sdk_script = workdir / "sdk_worker.py"
         sdk_script.write_text(SDK_WORKER)
+        bare_script = workdir / "bare_worker.py"
+        bare_script.write_text(BARE_WORKER)
         print("podbook queue benchmark — one run, no-op handler, loopback, 2 cores shared")
         print(f"  python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
 
@@ -478,6 +515,11 @@ def main(argv: list[str] | None = None) -> int:
                 # The layers under a round trip: bare HTTP to the emulator, a keyed queue read.
                 healthz = measure(get_caller(http, "/healthz"), 500, warmup=50, budget=20)
                 health = measure(get_caller(http, f"/v2/{ep_podbook}/health"), 500, 50, 20)
+
+            ep_bare = emu.create_endpoint("bench-bare")
+            with bare_worker(emu, ep_bare, bare_script), emu.http() as http:
+                call = runsync_caller(http, f"/v2/{ep_bare}/runsync?wait=60000")
+                bare_rt = measure(call, args.runs, warmup=100, budget=60)
 
             ep_sdk = emu.create_endpoint("bench-sdk")
             with sdk_worker(emu, ep_sdk, sdk_script, 1), emu.http() as http:
@@ -503,6 +545,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("/runsync round trip, sequential, one keep-alive connection (bare httpx):")
     print(row("emulator + podbook worker", podbook_rt))
+    print(row("emulator + bare httpx worker (floor)", bare_rt))
     print(row("emulator + runpod SDK worker", sdk_rt))
     print(row("runpod test server (no queue)", rp_rt))
     print(
@@ -523,8 +566,13 @@ def main(argv: list[str] | None = None) -> int:
         f"GET /healthz {healthz.p50:.2f} ms (HTTP + framework floor), "
         f"GET /health {health.p50:.2f} ms (+ key check, rate limit, queue read); "
         f"job delayTime {delay_ms:.1f} ms (queued → taken by the long-polling worker), "
-        f"executionTime {exec_ms:.1f} ms (taken → result posted); the rest is the /runsync "
-        "request itself (parse, submit, wake the waiter, respond)"
+        f"executionTime {exec_ms:.1f} ms (taken → result posted)"
+    )
+    print(
+        f"  layers (p50): emulator + the protocol's floor (a bare take/done loop) "
+        f"{bare_rt.p50:.2f} ms = HTTP floor {healthz.p50:.2f} ms + broker and the worker's two "
+        f"HTTP calls {bare_rt.p50 - healthz.p50:.2f} ms; the podbook worker runner adds "
+        f"{podbook_rt.p50 - bare_rt.p50:+.2f} ms"
     )
     load = os.getloadavg()
     print(f"  machine load average while measuring: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")
