@@ -37,7 +37,7 @@ from podbook.notebook.jobs.records import (
     job_state,
 )
 from podbook.notebook.jobs.static import job_html, job_text
-from podbook.notebook.jobs.streambuffer import StreamBuffer
+from podbook.notebook.jobs.streambuffer import TAIL_MAX, StreamBuffer
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 
@@ -274,13 +274,15 @@ class JobPanel(Panel):
         """Re-send this panel's outputs once the job ended, so the static text/HTML forms a
         saved notebook keeps (nbconvert, a viewer without widgets) show the end too.
 
-        Only in a kernel: a terminal IPython would print the text in whatever runs now.
+        Only in a kernel (a terminal IPython would print the text in whatever runs now), and
+        only while the whole stream is in the tail: a front end re-renders an updated output,
+        and the new view could only get the tail back.
         """
         from IPython import get_ipython
         from IPython.display import update_display
 
         shell = get_ipython()
-        if getattr(shell, "kernel", None) is None:
+        if getattr(shell, "kernel", None) is None or self.chunks > TAIL_MAX:
             return
         for display_id in self._display_ids:
             update_display(self, display_id=display_id)
