@@ -15,8 +15,9 @@ from typing import Any
 
 TAIL_MAX = 200
 PENDING_MAX = 5_000
-TAIL_ENTRY_OVERHEAD = 20
+TAIL_ENTRY_OVERHEAD = 26
 """Bytes a tail entry adds to its chunk: ``{"i": 123, "output": ...}``."""
+TAIL_RESEND_FACTOR = 4
 BATCH_MAX_BYTES = 2_000_000
 """A custom message carries at most about this many bytes of chunks; more go in the next."""
 
@@ -46,8 +47,9 @@ class StreamBuffer:
 
     The stream pump :meth:`add`\\ s; the flusher :meth:`take` s the next batch; a view that
     renders late gets :meth:`backlog`. :meth:`tail_due` says when the ``tail`` trait is
-    worth resending: once the bytes streamed since it was last sent reach twice its size,
-    so that keeping it current costs at most half the stream's own traffic.
+    worth resending: once the bytes streamed since it was last sent reach
+    :data:`TAIL_RESEND_FACTOR` times its size, so that keeping it current costs at most a
+    quarter of the stream's own traffic (the custom messages carry the stream itself).
     """
 
     def __init__(self) -> None:
@@ -125,4 +127,4 @@ class StreamBuffer:
         with self._lock:
             if self._tail_sent_total == self.total:
                 return False
-            return self._bytes_since_tail >= 2 * self._tail_bytes
+            return self._bytes_since_tail >= TAIL_RESEND_FACTOR * self._tail_bytes
