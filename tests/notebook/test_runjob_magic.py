@@ -129,7 +129,8 @@ def test_failed_job_shows_its_error_and_retry_runs_it_again(ip: Any, comms: Any)
 
 
 def test_sync_and_async_modes(ip: Any, comms: Any) -> None:
-    job, panel = runjob(ip, "echo", '{"mode": "sync"}', flags="--sync --wait 5000")
+    ip.user_ns["nbtest_endpoint"] = "echo"  # {var} on the magic line is expanded too
+    job, panel = runjob(ip, "{nbtest_endpoint}", '{"mode": "sync"}', flags="--sync --wait 5000")
     assert job.record.status == "COMPLETED" and panel.status == "COMPLETED"
     assert panel.job["output"] == {"mode": "sync"}
     job, panel = runjob(ip, "echo", "{'mode': 'async'}", flags="--async", name="nbtest_async")
