@@ -24,6 +24,7 @@ import argparse
 import gc
 import importlib.util
 import json
+import logging
 import os
 import statistics
 import sys
@@ -123,6 +124,8 @@ def runpod_client_latency(emu: Any, endpoint_id: str, count: int, gap_ms: int) -
     """The same through the ``runpod`` package's client (``Job.stream()``)."""
     import runpod
 
+    # Importing runpod configures the root logger at INFO: keep httpx's request lines quiet.
+    logging.getLogger().setLevel(logging.WARNING)
     runpod.api_key = emu.api_key
     runpod.endpoint_url_base = f"{emu.url}/v2"
     job = runpod.Endpoint(endpoint_id).run({"n": count, "gap_ms": gap_ms})
@@ -145,6 +148,20 @@ def long_stream(emu: Any, endpoint_id: str, count: int) -> tuple[list[Any], floa
 # --- the kernel side: a real shell and a recording comm --------------------------------------
 
 
+def message_kinds(data: Any) -> list[str]:
+    """What a widget message carries: ``custom:TYPE`` or ``state:TRAIT`` (a state update
+    that carries several traits counts toward each)."""
+    if not isinstance(data, dict):
+        return ["other"]
+    if data.get("method") == "custom":
+        content = data.get("content")
+        return [f"custom:{content.get('type') if isinstance(content, dict) else '?'}"]
+    state = data.get("state")
+    if isinstance(state, dict) and state:
+        return [f"state:{name}" for name in sorted(state)]
+    return [str(data.get("method", "other"))]
+
+
 @dataclass
 class CountingComm:
     """A comm that counts the bytes the kernel would send; keeps the ``chunks`` messages."""
@@ -155,11 +172,13 @@ class CountingComm:
     kernel: str = "recording"
     bytes_sent: int = 0
     messages: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
     chunk_batches: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self.bytes_sent = len(json.dumps(self.data, default=str))
+        self.by_kind["open (initial state)"] = self.bytes_sent
 
     def open(self, *args: Any, **kwargs: Any) -> None:
         """Nothing to open."""
@@ -177,6 +196,8 @@ class CountingComm:
         with self._lock:
             self.bytes_sent += size
             self.messages += 1
+            for kind in message_kinds(data):
+                self.by_kind[kind] = self.by_kind.get(kind, 0) + size
             content = (data or {}).get("content") if isinstance(data, dict) else None
             if isinstance(content, dict) and content.get("type") == "chunks":
                 self.chunk_batches.append(content)
@@ -376,6 +397,11 @@ def main(argv: list[str] | None = None) -> int:
         f"  comm traffic to the front end: job panel {panel_comm.bytes_sent:,} B "
         f"({panel_comm.messages} messages) = {ratio:.2f}x the {payload:,} B payload; "
         f"target <= {TARGET_TRAFFIC_RATIO:.0f}x → {verdict(ratio <= TARGET_TRAFFIC_RATIO)}"
+    )
+    kinds = sorted(panel_comm.by_kind.items(), key=lambda kv: -kv[1])
+    print(
+        "    the panel's bytes by what they carry (a message with several traits counts for "
+        "each): " + ", ".join(f"{kind} {size:,} B" for kind, size in kinds)
     )
     print(
         f"                                 ipywidgets Textarea, one append per chunk: "
