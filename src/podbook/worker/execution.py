@@ -1,11 +1,11 @@
 """Running one job: call the handler by its kind, stream its chunks, post its result.
 
-- sync handlers and each ``next()`` of a sync generator run in the runner's thread pool
-  (so a blocking handler never stalls the event loop), in a copy of the caller's context;
+- sync handlers and sync generators run in the runner's thread pool (so a blocking handler
+  never stalls the event loop), in a copy of the caller's context;
 - coroutine functions and async generators run on the runner's event loop;
 - a cancelled job (job-stop) posts nothing: an async handler is interrupted at its current
   ``await``; a generator is closed before its next chunk (a sync generator finishes the
-  ``next()`` already running in its thread, then is closed); a sync function cannot be
+  ``next()`` already running in its thread, then is closed there); a sync function cannot be
   interrupted: its thread runs to the end and its result is dropped.
 """
 
@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import inspect
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, Future
@@ -41,6 +42,10 @@ STREAM_BATCH_MAX_BYTES = 512 * 1024
 ``{"stream": [...]}``), at most this many and about this many bytes."""
 
 _DONE = object()
+_ITEM = object()
+_ERROR = object()
+PUMP_AHEAD = 32
+"""Items a sync generator's thread may produce ahead of the event loop."""
 
 
 @dataclass
@@ -119,37 +124,62 @@ class ChunkSender:
 
 
 class SyncGeneratorPump:
-    """Pulls a sync generator's items one ``next()`` at a time in the thread pool."""
+    """Runs a sync generator in one pool thread, handing its items to the event loop.
+
+    The thread may run at most ``PUMP_AHEAD`` items ahead of the loop. :meth:`close` stops
+    it before its next ``next()`` (the one already running finishes first); the generator is
+    closed in its own thread, so its ``finally`` blocks run there.
+    """
 
     def __init__(self, generator: Any, executor: Executor) -> None:
         self._generator = generator
-        self._executor = executor
-        self._inflight: Future[Any] | None = None
-        self._context = contextvars.copy_context()
+        self._loop = asyncio.get_running_loop()
+        self._items: asyncio.Queue[tuple[object, Any]] = asyncio.Queue()
+        self._room = threading.Semaphore(PUMP_AHEAD)
+        self._stop = threading.Event()
+        self._future: Future[None] = executor.submit(contextvars.copy_context().run, self._produce)
 
-    def _step(self) -> Any:
+    def _post(self, kind: object, value: Any) -> bool:
         try:
-            return next(self._generator)
-        except StopIteration:
-            return _DONE
+            self._loop.call_soon_threadsafe(self._items.put_nowait, (kind, value))
+        except RuntimeError:  # the loop is gone: nobody wants more
+            return False
+        return True
+
+    def _produce(self) -> None:
+        try:
+            while True:
+                self._room.acquire()
+                if self._stop.is_set():
+                    return
+                try:
+                    item = next(self._generator)
+                except StopIteration:
+                    self._post(_DONE, None)
+                    return
+                except BaseException as exc:  # noqa: BLE001 - handed to the loop as the job's error
+                    self._post(_ERROR, exc)
+                    return
+                if not self._post(_ITEM, item):
+                    return
+        finally:
+            self._generator.close()
 
     async def items(self) -> AsyncIterator[Any]:
-        """The generator's items, as an async iterator."""
+        """The generator's items, as an async iterator (its exception re-raised here)."""
         while True:
-            self._inflight = self._executor.submit(self._context.run, self._step)
-            item = await asyncio.wrap_future(self._inflight)
-            self._inflight = None
-            if item is _DONE:
+            kind, value = await self._items.get()
+            if kind is _DONE:
                 return
-            yield item
+            if kind is _ERROR:
+                raise value
+            self._room.release()
+            yield value
 
     def close(self) -> None:
-        """Close the generator once the ``next()`` in flight (if any) has returned."""
-        close = self._generator.close
-        if self._inflight is not None and not self._inflight.done():
-            self._inflight.add_done_callback(lambda _: self._executor.submit(close))
-        else:
-            self._executor.submit(close)
+        """Stop the generator before its next item and close it."""
+        self._stop.set()
+        self._room.release()  # wake the thread if it waits for room
 
 
 class JobRun:
