@@ -421,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{fill_seconds:.1f} s); target < {TARGET_EMULATOR_RSS_MB:.0f} MB → "
         f"{verdict(emulator_rss < TARGET_EMULATOR_RSS_MB)}"
     )
+    load = os.getloadavg()
+    print(f"machine load average at the end: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")
     ok = in_order and panel_in_order
     return 0 if ok else 1
 
