@@ -30,11 +30,17 @@ def test_sync_handler_reports_progress_then_its_output(endpoint, start_worker):
     assert record["executionTime"] >= 500
 
 
-def test_async_handler_runs_on_the_loop(endpoint, start_worker):
+def test_async_handler_reports_progress_then_its_output(endpoint, start_worker):
     start_worker(endpoint, "sample_handlers.py:async_handler")
-    record = endpoint.runsync({"sleep": 0.05})
+    job_id = endpoint.run({"sleep": 0.6})
+    running = endpoint.wait_status(job_id, "IN_PROGRESS")
+    deadline = time.monotonic() + 5
+    while running.get("output") is None and time.monotonic() < deadline:
+        running = endpoint.status(job_id)
+    assert (running["status"], running["output"]) == ("IN_PROGRESS", "halfway")
+    record = endpoint.wait(job_id)
     assert record["status"] == "COMPLETED"
-    assert record["output"] == {"slept": 0.05}
+    assert record["output"] == {"slept": 0.6}
 
 
 def test_generator_streams_chunks_in_order_and_aggregates_them(endpoint, start_worker):
@@ -138,6 +144,16 @@ def test_cancel_stops_a_generator_at_the_next_chunk(endpoint, start_worker, tmp_
     assert produced < 60  # stopped long before its 200 chunks (~10 s)
     time.sleep(0.3)
     assert int(record_file.read_text()) == produced  # and it produced nothing after
+
+
+def test_a_cancelled_sync_job_posts_nothing_and_the_worker_goes_on(endpoint, start_worker):
+    worker = start_worker(endpoint, "sample_handlers.py:handler")
+    job_id = endpoint.run({"hold": 0.6})
+    endpoint.wait_status(job_id, "IN_PROGRESS")
+    assert endpoint.cancel(job_id)["status"] == "CANCELLED"
+    worker.wait_for_line(f"job {job_id} stopped", timeout=5)
+    assert endpoint.runsync({"hold": 0})["status"] == "COMPLETED"
+    assert endpoint.status(job_id)["status"] == "CANCELLED"  # its late result was dropped
 
 
 def test_concurrency_runs_jobs_at_once(endpoint, start_worker):

@@ -27,6 +27,10 @@ def fresh_name() -> str:
 
 
 def test_serve_creates_the_endpoint_and_runs_jobs_off_the_main_thread(broker, user_client):
+    import podbook
+
+    assert podbook.serve is serve
+
     def handler(job):
         return {"doubled": job["input"]["x"] * 2, "thread": threading.current_thread().name}
 
