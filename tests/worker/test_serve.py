@@ -110,3 +110,15 @@ def test_serve_refuses_the_real_cloud_in_one_line():
 def test_serve_checks_its_arguments_before_anything_else(kwargs, error):
     with pytest.raises(error):
         serve(lambda job: None, **kwargs)
+
+
+def test_handlers_run_in_the_context_of_the_serving_cell(broker, user_client):
+    """ipykernel routes a thread's output by a context variable (the cell's parent header):
+    a served handler sees the context of the cell that called ``serve``."""
+    import contextvars
+
+    cell = contextvars.ContextVar("cell", default="none")
+    cell.set("cell-7")
+    with serve(lambda job: cell.get(), endpoint=fresh_name(), client=user_client) as worker:
+        queue = Queue(broker.http(), worker.endpoint_id)
+        assert queue.runsync({})["output"] == "cell-7"
