@@ -266,3 +266,37 @@ def test_health_counts_the_worker_while_it_pings_and_not_after_it_stops(endpoint
     assert endpoint.wait(job_id)["status"] == "COMPLETED"
     assert worker.terminate() == 0
     assert workers(lambda w: w["idle"] + w["running"] == 0) == {"idle": 0, "running": 0}
+
+
+def test_a_worker_rides_out_an_emulator_restart(start_emulator, tmp_path):
+    import secrets
+    import subprocess
+
+    from .conftest import SAMPLES, WORKER_COMMAND, Queue, WorkerProcess, clean_env, worker_key
+
+    emulator = start_emulator()
+    http = emulator.http()
+    name = "restart-" + secrets.token_hex(3)
+    assert http.post("/v2/serverless", json={"name": name}).status_code == 201
+    queue = Queue(http, name)
+    env = clean_env(tmp_path)
+    env["RUNPOD_AI_API_KEY"] = worker_key(emulator, name)
+    log = tmp_path / "restart-worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*WORKER_COMMAND, f"{SAMPLES}:async_handler", "--endpoint", name, "--url", emulator.url],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    worker = WorkerProcess(proc, log)
+    try:
+        worker.wait_for_line("serving")
+        assert queue.runsync({"sleep": 0})["status"] == "COMPLETED"
+        emulator.restart()
+        http.close()
+        queue.http = http = emulator.http()
+        record = queue.runsync({"sleep": 0}, wait_ms=30000)
+        assert record["status"] == "COMPLETED"
+        assert "broker reachable again" in worker.text()
+    finally:
+        assert worker.terminate() == 0
+        http.close()
