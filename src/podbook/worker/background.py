@@ -120,6 +120,7 @@ class ServedWorker:
             )
         if self._error is not None:
             self._thread.join(5)
+            self.stop()
             error = self._error
             if isinstance(error, PodbookError):
                 raise error
