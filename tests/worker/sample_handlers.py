@@ -100,3 +100,8 @@ def overlap(job):
 def not_json(job):
     """Returns something that is not JSON."""
     return {"when": object()}
+
+
+def environment(job):
+    """What a handler can see of the keys in its environment."""
+    return {name: os.environ.get(name) for name in ("RUNPOD_API_KEY", "RUNPOD_AI_API_KEY")}

@@ -300,3 +300,27 @@ def test_a_worker_rides_out_an_emulator_restart(start_emulator, tmp_path):
     finally:
         assert worker.terminate() == 0
         http.close()
+
+
+def test_a_handler_never_sees_the_users_key(endpoint, broker, tmp_path):
+    import subprocess
+
+    from .conftest import SAMPLES, WORKER_COMMAND, WorkerProcess, clean_env
+
+    env = clean_env(tmp_path)
+    env["RUNPOD_API_KEY"] = broker.api_key  # the user's key: fetches a worker key, nothing more
+    log = tmp_path / "env-key-worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*WORKER_COMMAND, f"{SAMPLES}:environment", "--endpoint", endpoint.id, "--url", broker.url],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    worker = WorkerProcess(proc, log)
+    try:
+        worker.wait_for_line("serving")
+        seen = endpoint.runsync({})["output"]
+        assert seen["RUNPOD_API_KEY"] is None
+        assert seen["RUNPOD_AI_API_KEY"].startswith("wk_")
+        assert broker.api_key not in worker.text()
+    finally:
+        assert worker.terminate() == 0

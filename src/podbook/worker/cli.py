@@ -25,6 +25,9 @@ __all__ = ["add_worker_commands", "run_worker", "run_worker_env"]
 
 logger = logging.getLogger("podbook.worker")
 
+USER_KEY_VARIABLES = ("RUNPOD_API_KEY", "PODBOOK_API_KEY")
+"""Removed from the worker's environment once its worker key is known."""
+
 
 def _concurrency(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1000:
@@ -214,8 +217,12 @@ def run_worker(args: argparse.Namespace) -> int:
 
     _configure_logging(args.verbose)
     try:
-        handler = load_handler(args.handler)
         config = worker_config(args)
+        # The handler sees the worker key (as a runpod worker does), never the user's key.
+        os.environ["RUNPOD_AI_API_KEY"] = config.worker_key
+        for name in USER_KEY_VARIABLES:
+            os.environ.pop(name, None)
+        handler = load_handler(args.handler)
     except PodbookError as exc:
         return _fail("worker", exc)
     runner = Runner(handler, config)
