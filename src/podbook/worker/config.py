@@ -78,6 +78,12 @@ class WorkerConfig:
             )
 
     @property
+    def broker_url(self) -> str:
+        """``scheme://host:port`` of the broker (for log lines)."""
+        scheme, _, rest = self.take_url.partition("://")
+        return f"{scheme}://{rest.split('/', 1)[0]}"
+
+    @property
     def stop_url(self) -> str:
         """The job-stop long-poll URL: the take URL with ``/job-take/`` → ``/job-stop/``."""
         return self.take_url.replace("/job-take/", "/job-stop/")

@@ -126,9 +126,10 @@ class Runner:
         executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="podbook-handler")
         channel = WorkerChannel(self.config, transport=self._transport)
         logger.info(
-            "worker %s serving %s with %s handler %s (concurrency %d)",
+            "worker %s serving %s at %s with %s handler %s (concurrency %d)",
             self.config.worker_id,
             self.config.endpoint_id or "its endpoint",
+            self.config.broker_url,
             self.kind.value,
             getattr(self.handler, "__qualname__", type(self.handler).__name__),
             self.config.concurrency,
