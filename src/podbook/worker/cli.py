@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 from podbook.errors import PodbookError
@@ -201,8 +202,13 @@ async def _serve(runner: Any) -> str:
     return await runner.run()
 
 
-def _exit_now(code: int) -> None:
-    """Exit even when a stopped sync handler's thread is still running."""
+def _exit_now(code: int, patience: float = 1.0) -> None:
+    """Exit even when a stopped sync handler's thread is still running (idle pool threads
+    get ``patience`` seconds to end, so a normal exit with atexit hooks stays the rule)."""
+    deadline = time.monotonic() + patience
+    for thread in threading.enumerate():
+        if thread.name.startswith("podbook-handler"):
+            thread.join(max(0.0, deadline - time.monotonic()))
     if any(t.name.startswith("podbook-handler") and t.is_alive() for t in threading.enumerate()):
         sys.stdout.flush()
         sys.stderr.flush()
