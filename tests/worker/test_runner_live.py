@@ -324,3 +324,13 @@ def test_a_handler_never_sees_the_users_key(endpoint, broker, tmp_path):
         assert broker.api_key not in worker.text()
     finally:
         assert worker.terminate() == 0
+
+
+def test_sigterm_gives_up_on_a_stuck_job_after_the_grace_period(endpoint, start_worker):
+    worker = start_worker(endpoint, "sample_handlers.py:handler", "--grace", "0.5")
+    job_id = endpoint.run({"hold": 30})
+    endpoint.wait_status(job_id, "IN_PROGRESS")
+    started = time.monotonic()
+    assert worker.terminate() == 0
+    assert time.monotonic() - started < 4
+    assert f"job {job_id} abandoned at shutdown" in worker.text()
