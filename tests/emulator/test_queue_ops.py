@@ -475,3 +475,23 @@ def test_batched_stream_post_keeps_order_and_metrics(
     ]
     bad = worker.http.post(url, content=json.dumps({"stream": [{"text": "x"}]}))
     assert bad.status_code == 400 and "stream body" in bad.json()["error"]
+
+
+def test_a_ping_still_listing_a_stopped_job_gets_the_stop_again(
+    http: httpx.Client, endpoint: str, worker: RawWorker
+) -> None:
+    # The runpod SDK drops a stop that arrives before the job's task exists; its pings
+    # keep listing the job, so the broker tells it again.
+    job_id = run(http, endpoint, {"input": {}})
+    other_id = run(http, endpoint, {"input": {}})
+    worker.take_job()
+    worker.take_job()
+    assert http.post(f"/v2/{endpoint}/cancel/{job_id}").json()["status"] == "CANCELLED"
+    assert worker.stop_signals().json() == {"jobsToStop": [job_id]}  # this one is "lost"
+    assert worker.ping(job_id=f"{job_id},{other_id}").status_code == 200
+    assert worker.stop_signals().json() == {"jobsToStop": [job_id]}  # told again
+    # Once a ping no longer lists it, the broker forgets it: no more stops.
+    worker.ping(job_id=other_id)
+    worker.ping(job_id=f"{job_id},{other_id}")
+    assert worker.stop_signals().status_code == 204
+    assert status(http, endpoint, other_id)["status"] == "IN_PROGRESS"

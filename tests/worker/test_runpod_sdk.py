@@ -121,3 +121,17 @@ def test_cancelled_async_job(endpoint, sdk_worker, tmp_path):
     # the worker serves the next job
     record = endpoint.wait(endpoint.run({"sleep": 0.1, "marker": marker}), timeout=30)
     assert record["status"] == "COMPLETED"
+
+
+def test_a_stop_the_sdk_lost_is_sent_again_after_its_ping(endpoint, sdk_worker, tmp_path):
+    sdk_worker(endpoint, "slow")
+    endpoint.wait(endpoint.run({"sleep": 0, "marker": str(tmp_path / "warm")}), timeout=60)
+    marker = str(tmp_path / "early")
+    job_id = endpoint.run({"sleep": 4, "marker": marker})
+    assert endpoint.wait_status(job_id, "IN_PROGRESS", timeout=60)["status"] == "IN_PROGRESS"
+    # Cancelled at once: the SDK may drop this stop (its task does not exist yet); its next
+    # ping (every second here) still lists the job, and the broker tells it again.
+    assert endpoint.cancel(job_id)["status"] == "CANCELLED"
+    time.sleep(4.5)  # past the handler's end, had it not been stopped
+    assert not Path(marker + ".done").exists()
+    assert endpoint.status(job_id)["status"] == "CANCELLED"

@@ -444,11 +444,27 @@ class Broker:
             job.chunk_event = None
             event.set()
 
-    def ping(self, queue: EndpointQueue, worker_id: str, healthy: bool) -> None:
-        """A heartbeat; an unhealthy one marks the worker gone at once."""
-        queue.worker(worker_id)
+    def ping(
+        self, queue: EndpointQueue, worker_id: str, healthy: bool, running: list[str] | None = None
+    ) -> None:
+        """A heartbeat; an unhealthy one marks the worker gone at once.
+
+        ``running`` (the ping's ``job_id`` list) names the jobs the worker still runs: one it
+        was told to stop (cancelled, timed out, expired) is told again, because the
+        ``runpod`` SDK loses a stop that arrives before the job's task has started.
+        """
+        worker = queue.worker(worker_id)
         if not healthy:
             queue.workers.pop(worker_id, None)
+            return
+        if running is not None:
+            again = worker.resend_stops(running)
+            if again:
+                log.info(
+                    "worker %s still runs stopped job(s) %s; stop sent again",
+                    worker_id,
+                    ", ".join(again),
+                )
 
     # internals ---------------------------------------------------------------------------
 

@@ -159,9 +159,12 @@ async def stream(request: Request, queue: EndpointQueue, service: QueueService) 
 
 
 async def ping(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
-    """A heartbeat (``status=unhealthy`` marks the worker gone)."""
+    """A heartbeat (``status=unhealthy`` marks the worker gone); ``job_id=a,b`` lists the
+    jobs it runs (a stopped one among them is told to stop again)."""
     healthy = request.query_params.get("status", "healthy") != "unhealthy"
-    service.broker.ping(queue, request.path_params["worker_id"], healthy)
+    listed = request.query_params.get("job_id")
+    running = None if listed is None else [i for i in listed.split(",") if i.strip()]
+    service.broker.ping(queue, request.path_params["worker_id"], healthy, running)
     return json_response({"ok": True})
 
 

@@ -16,6 +16,10 @@ from typing import Any
 
 from podbook.emulator.broker.jobs import COMPLETED, FAILED, IN_PROGRESS, IN_QUEUE, Job
 
+MAX_REMEMBERED_STOPS = 1000
+"""Stopped job ids kept per worker for :meth:`WorkerState.resend_stops` (a worker that never
+pings must not make the set grow without bound)."""
+
 
 @dataclass
 class WorkerState:
@@ -27,6 +31,8 @@ class WorkerState:
     stop_ids: list[str] = field(default_factory=list)
     stop_waiter: asyncio.Future[None] | None = None
     in_flight: int = 0
+    stopped: dict[str, None] = field(default_factory=dict)
+    """Jobs this worker was told to stop, until a ping no longer lists them (oldest first)."""
 
     def touch(self) -> None:
         """Record contact now."""
@@ -34,10 +40,26 @@ class WorkerState:
 
     def signal_stop(self, job_id: str) -> None:
         """Queue a stop signal for ``job_id`` and wake the waiting job-stop request."""
-        self.stop_ids.append(job_id)
+        self.stopped[job_id] = None
+        while len(self.stopped) > MAX_REMEMBERED_STOPS:
+            del self.stopped[next(iter(self.stopped))]
+        if job_id not in self.stop_ids:
+            self.stop_ids.append(job_id)
         waiter = self.stop_waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def resend_stops(self, listed: list[str]) -> list[str]:
+        """A ping listed ``listed`` as running: stop again every one of them this worker was
+        already told to stop (the ``runpod`` SDK drops a stop that arrives before the job's
+        task exists, and would run it to the end); forget stopped jobs no longer listed.
+        Returns the ids stopped again."""
+        running = set(listed)
+        again = [job_id for job_id in self.stopped if job_id in running]
+        self.stopped = dict.fromkeys(again)
+        for job_id in again:
+            self.signal_stop(job_id)
+        return again
 
 
 @dataclass
