@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_queue_helpers import RawWorker, create_endpoint, health, queue_emulator, run, status
+from test_queue_helpers import (
+    RawWorker,
+    create_endpoint,
+    health,
+    queue_emulator,
+    run,
+    status,
+    wait_for,
+)
 
 
 def test_queue_state_survives_a_restart(start_emulator: Any) -> None:
@@ -56,3 +64,42 @@ def test_declared_endpoint_keeps_its_jobs_across_restarts(start_emulator: Any) -
         assert status(http, "declared", job_id)["status"] == "IN_QUEUE"
         ids = [e["id"] for e in http.get("/v2/serverless").json()["endpoints"]]
         assert ids.count("declared") == 1
+
+
+HELD_HANDLER = """
+import os
+import time
+
+
+def handler(job):
+    while not os.path.exists(job["input"]["go"]):
+        time.sleep(0.05)
+    return job["input"]["n"]
+"""
+
+
+def test_restored_jobs_of_a_handler_endpoint_run_without_a_new_submission(
+    start_emulator: Any, tmp_path: Any
+) -> None:
+    handler = tmp_path / "held.py"
+    handler.write_text(HELD_HANDLER)
+    go = str(tmp_path / "go")
+    emu = queue_emulator(start_emulator)
+    with emu.http() as http:
+        created = http.post(
+            "/v2/serverless",
+            json={"name": "held", "handler": str(handler), "workers": {"max": 1}},
+        )
+        assert created.status_code == 201, created.text
+        first = run(http, "held", {"input": {"n": 1, "go": go}})
+        wait_for(lambda: status(http, "held", first)["status"] == "IN_PROGRESS", timeout=30)
+        second = run(http, "held", {"input": {"n": 2, "go": go}})
+
+    emu.restart()
+    (tmp_path / "go").write_text("")
+
+    with emu.http() as http:
+        # Nothing new is submitted: the restored queue starts the endpoint's worker.
+        for job_id, n in ((first, 1), (second, 2)):
+            wait_for(lambda j=job_id: status(http, "held", j)["status"] == "COMPLETED", timeout=30)
+            assert status(http, "held", job_id)["output"] == n

@@ -54,12 +54,16 @@ class QueueService:
                 self.broker.update_endpoint(queue, handler=handler)
 
     def start(self, url: str) -> None:
-        """On the running loop: restore jobs; start declared handler endpoints' workers."""
+        """On the running loop: restore jobs; start the workers of declared handler endpoints
+        and of every handler endpoint whose restored queue holds jobs (built-ins too)."""
         self.url = url
         self.broker.start()
         for declared in self.settings.endpoints:
             queue = self.broker.endpoint(DEFAULT_ACCOUNT_ID, declared.name)
             if queue is not None and declared.handler:
+                self._ensure_worker(queue)
+        for queue in list(self.broker.queues.values()):
+            if queue.queued:  # low-priority jobs alone never start a worker
                 self._ensure_worker(queue)
 
     async def closing(self) -> None:

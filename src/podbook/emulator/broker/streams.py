@@ -1,8 +1,9 @@
 """Stream chunks: outputs over the chunk limit are split before they are buffered.
 
 A string output is cut into pieces of at most ``STREAM_CHUNK_MAX_BYTES`` UTF-8 bytes (never
-inside a character). Any other output whose JSON is larger is sent as its JSON text, cut the
-same way: the client joins consecutive string pieces and parses them.
+inside a character), in order. Any other output whose JSON is larger becomes its JSON text,
+cut the same way: a reader that needs the object joins those string pieces and parses them
+(nothing marks them; handlers that stream large objects should yield smaller ones).
 """
 
 from __future__ import annotations
