@@ -11,9 +11,13 @@
 // The stream is never re-rendered: each chunk becomes one text node (text chunks, appended
 // to a `<pre>`) or one collapsible JSON block, appended in index order; duplicates are
 // dropped by index; a batch that arrives ahead of a gap makes the view ask again (`ready`)
-// and waits briefly for the gap to be filled.
-// Only the last STREAM_DOM_CAP chunks stay in the DOM, under a "… N earlier chunks hidden"
-// line. `chunks` set to 0 (a retried job streams again) empties the stream.
+// and waits briefly for the gap to be filled, then goes on under a "… N chunks missed"
+// marker. Missed chunks are still taken in place whenever they come (a late `ready` answer:
+// the kernel's shell may be busy with the next cell; a later batch; the `tail` trait), and
+// the marker goes once filled. Only chunks the kernel no longer holds (before its tail) are
+// given up for good. Only the last STREAM_DOM_CAP chunks stay in the DOM, under a
+// "… N earlier chunks hidden" line. A streamed job's result is not repeated: nothing when it
+// is the list of the chunks shown, else a closed "Output (N items)". `chunks` set to 0 (a retried job streams again) empties the stream.
 
 // <podbook-common>
 // Shared helpers of podbook's views: the single source of truth.
@@ -300,6 +304,24 @@ function jsonChunk(output, index) {
   return details;
 }
 
+/** Merges two adjacent text blocks (`<pre class="podbook-text">`): `b`'s text goes into `a`. */
+function mergeTextBlocks(a, b) {
+  const isText = (n) => n && n.tagName === "PRE" && n.classList.contains("podbook-text");
+  if (!isText(a) || !isText(b) || a.nextSibling !== b) return;
+  a.append(...b.childNodes);
+  b.remove();
+}
+
+/** True when two chunk outputs are the same JSON. */
+function sameJson(a, b) {
+  if (a === b) return true;
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The stream area: appends chunks in index order, drops duplicates, holds batches that
  * arrive ahead of a gap for GAP_WAIT_MS, caps the DOM and follows the end unless the user
@@ -311,11 +333,13 @@ class StreamArea {
     this.onChange = onChange;
     this.onGap = onGap;
     this.next = 0; // index after the last chunk held: everything below is in or was in the DOM
+    this.floor = 0; // chunks before this index are gone for good (trimmed, or not in the tail)
     this.pending = new Map(); // start index -> outputs, for batches ahead of a gap
-    this.entries = []; // {index, node} per chunk in the DOM (gap markers: index -1), oldest first
+    this.holes = []; // {a, b, node, entry}: chunks a..b-1 missed but still taken, by index
+    // {index, node, output} per chunk in the DOM, in DOM order (gap markers: index -1, hole)
+    this.entries = [];
     this.head = 0; // first live entry in `entries`
     this.inDom = 0; // chunks currently in the DOM
-    this.firstIndex = null; // index of the oldest chunk still in the DOM
     this.blockChunks = 0; // text chunks in the last <pre> block
     this.blockEndsLine = false; // the last text chunk ended with a newline
     this.gapTimer = null;
@@ -400,12 +424,22 @@ class StreamArea {
     this.autoTop = this.el.scrollTop;
   }
 
+  /** The index a `ready` asks from: the first chunk still missing. */
+  have() {
+    return this.holes.length ? this.holes[0].a : this.next;
+  }
+
   /** Takes a batch of consecutive outputs starting at index `start`. */
   ingest(start, items) {
     if (!Array.isArray(items) || !items.length) return;
     const first = Number.isInteger(start) && start >= 0 ? start : this.next;
     const end = first + items.length;
-    if (end <= this.next) return; // all duplicates
+    if (end <= this.floor) return; // the kernel no longer holds these, nor does the view
+    // Chunks below `next` are duplicates, except those that fill a gap: always taken.
+    if (first < this.next && this.holes.length) {
+      this.fillHoles(first, items.slice(0, Math.min(end, this.next) - first));
+    }
+    if (end <= this.next) return;
     if (first > this.next) {
       const held = this.pending.get(first);
       if (!held || held.length < items.length) this.pending.set(first, items);
@@ -422,9 +456,7 @@ class StreamArea {
       .filter((c) => c && Number.isInteger(c.i))
       .sort((a, b) => a.i - b.i);
     if (!entries.length) return;
-    // The kernel can no longer send what lies before its tail: skip to the first chunk known.
-    const firstKnown = Math.min(entries[0].i, ...this.pending.keys());
-    if (firstKnown > this.next) this.skipTo(firstKnown);
+    this.forgetBefore(entries[0].i);
     let runStart = entries[0].i;
     let run = [];
     for (const entry of entries) {
@@ -438,31 +470,178 @@ class StreamArea {
     this.ingest(runStart, run);
   }
 
-  /** On a new gap: ask the kernel for what is missing, and give up after GAP_WAIT_MS. */
+  /**
+   * The kernel no longer holds the chunks before `index`: what the view lacks of them can
+   * never come. Lacking before any chunk shown, they count as hidden; between chunks shown,
+   * they stay marked as missed (no longer waited for).
+   */
+  forgetBefore(index) {
+    if (!(index > this.floor)) return;
+    for (const hole of [...this.holes]) {
+      if (hole.a >= index) continue;
+      const goneEnd = Math.min(hole.b, index);
+      if (this.isLeading(hole)) {
+        this.floor = Math.max(this.floor, goneEnd);
+        this.resizeHole(hole, goneEnd, hole.b);
+      } else if (hole.b <= index) {
+        this.holes.splice(this.holes.indexOf(hole), 1); // missed for good: the marker stays
+      } else {
+        this.insertBefore(hole.node, [this.marker(hole.a, index, false)]);
+        this.resizeHole(hole, index, hole.b);
+      }
+    }
+    const firstHeld = Math.min(index, ...this.pending.keys());
+    if (firstHeld > this.next) {
+      if (this.inDom === 0 && !this.holes.length) {
+        this.floor = firstHeld;
+        this.next = firstHeld;
+      } else {
+        const marker = this.marker(this.next, firstHeld, false);
+        this.body.append(marker.node);
+        this.entries.push(marker);
+        this.next = firstHeld;
+      }
+      this.drainPending();
+    }
+    this.updateHiddenLine();
+    this.onChange();
+  }
+
+  /** On a new gap: ask the kernel for what is missing, and stop waiting after GAP_WAIT_MS. */
   armGapTimer() {
     if (this.gapTimer !== null) return;
-    this.onGap(this.next);
+    this.onGap(this.have());
     this.gapTimer = setTimeout(() => {
       this.gapTimer = null;
       if (this.pending.size) this.skipTo(Math.min(...this.pending.keys()));
     }, GAP_WAIT_MS);
   }
 
-  /** Gives up on the chunks before `index` (never to come) and goes on from there. */
+  /**
+   * Goes on from `index` without the chunks before it: they are marked as missed, and still
+   * taken (in place) if they arrive later, from a late `ready` answer, a batch or the tail.
+   */
   skipTo(index) {
     if (!(index > this.next)) return;
-    const missed = index - this.next;
-    if (this.inDom > 0) {
-      const marker = h("div", {
-        class: "podbook-gap",
-        text: `… ${missed} chunk${missed === 1 ? "" : "s"} missed`,
-      });
-      this.body.append(marker);
-      this.entries.push({ index: -1, node: marker });
-    }
+    const marker = this.marker(this.next, index, true);
+    this.body.append(marker.node);
+    this.entries.push(marker);
     this.next = index;
     this.drainPending();
     this.updateHiddenLine();
+    this.onChange();
+  }
+
+  /** A gap marker entry for chunks `a..b-1`; `open` ones are still waited for (in `holes`). */
+  marker(a, b, open) {
+    const node = h("div", { class: "podbook-gap" });
+    const entry = { index: -1, node, hole: null };
+    const hole = { a, b, node, entry };
+    entry.hole = hole;
+    this.setMarkerText(hole);
+    if (open) {
+      this.holes.push(hole);
+      this.holes.sort((x, y) => x.a - y.a);
+    }
+    return entry;
+  }
+
+  setMarkerText(hole) {
+    const missed = hole.b - hole.a;
+    hole.node.textContent = `… ${missed} chunk${missed === 1 ? "" : "s"} missed`;
+  }
+
+  /** Sets a hole to `a..b-1`; an empty one is removed with its marker. */
+  resizeHole(hole, a, b) {
+    hole.a = a;
+    hole.b = b;
+    if (a < b) {
+      this.setMarkerText(hole);
+      return;
+    }
+    const at = this.holes.indexOf(hole);
+    if (at !== -1) this.holes.splice(at, 1);
+    const k = this.entries.indexOf(hole.entry, this.head);
+    if (k !== -1) this.entries.splice(k, 1);
+    const before = hole.node.previousSibling;
+    const after = hole.node.nextSibling;
+    hole.node.remove();
+    mergeTextBlocks(before, after);
+    this.blockChunks = this.lastBlockChunks();
+  }
+
+  /** True when no chunk is shown before the hole's marker. */
+  isLeading(hole) {
+    for (let k = this.head; k < this.entries.length; k += 1) {
+      const entry = this.entries[k];
+      if (entry === hole.entry) return true;
+      if (entry.index !== -1) return false;
+    }
+    return true;
+  }
+
+  /** Puts the late outputs `first, first+1, ...` into the holes they fill. */
+  fillHoles(first, outputs) {
+    const end = first + outputs.length;
+    let filled = 0;
+    for (const hole of [...this.holes]) {
+      const s = Math.max(hole.a, first);
+      const e = Math.min(hole.b, end);
+      if (s >= e) continue;
+      const before = [];
+      if (s > hole.a) before.push(this.marker(hole.a, s, true));
+      const made = this.buildEntries(s, outputs.slice(s - first, e - first));
+      this.insertBefore(hole.node, [...before, ...made]);
+      this.inDom += made.length;
+      filled += made.length;
+      this.resizeHole(hole, e, hole.b);
+    }
+    if (!filled) return;
+    this.trim();
+    this.updateHiddenLine();
+    this.onChange();
+  }
+
+  /** Inserts entries (chunks and markers) before the marker `node`, in the DOM and in order. */
+  insertBefore(node, entries) {
+    const fragment = document.createDocumentFragment();
+    let pre = null;
+    for (const entry of entries) {
+      if (entry.node.nodeType === Node.TEXT_NODE) {
+        if (!pre) {
+          pre = h("pre", { class: "podbook-text" });
+          fragment.append(pre);
+        }
+        pre.append(entry.node);
+      } else {
+        pre = null;
+        fragment.append(entry.node);
+      }
+    }
+    const previous = node.previousSibling;
+    const firstNew = fragment.firstChild;
+    node.before(fragment);
+    mergeTextBlocks(previous, firstNew);
+    let k = this.head;
+    while (k < this.entries.length && this.entries[k].node !== node) k += 1;
+    this.entries.splice(k, 0, ...entries);
+  }
+
+  /** Chunk entries `{index, node, output}` for outputs `start, ...`, not yet in the DOM. */
+  buildEntries(start, outputs) {
+    return outputs.map((output, k) => {
+      const index = start + k;
+      const text = chunkText(output);
+      const node = text !== null ? document.createTextNode(text) : jsonChunk(output, index);
+      return { index, node, output };
+    });
+  }
+
+  /** Text chunks in the last `<pre>` (it goes on taking text). */
+  lastBlockChunks() {
+    const last = this.body.lastElementChild;
+    const open = last && last.tagName === "PRE" && last.classList.contains("podbook-text");
+    return open ? last.childNodes.length : 0;
   }
 
   drainPending() {
@@ -482,6 +661,21 @@ class StreamArea {
       clearTimeout(this.gapTimer);
       this.gapTimer = null;
     }
+  }
+
+  /**
+   * True when `output` is a list of exactly the chunks streamed, all shown here: the
+   * aggregate a streaming worker returns, nothing new to show.
+   */
+  matches(output) {
+    if (!Array.isArray(output) || output.length !== this.next) return false;
+    if (this.floor > 0 || this.inDom !== this.next) return false;
+    for (let k = this.head; k < this.entries.length; k += 1) {
+      const { index, output: shown } = this.entries[k];
+      if (index === -1) return false;
+      if (!sameJson(shown, output[index])) return false;
+    }
+    return true;
   }
 
   /** Appends outputs `start, start+1, ...` (start === this.next) with one DOM insertion per run. */
@@ -513,19 +707,18 @@ class StreamArea {
         textRun.append(node);
         this.blockChunks += 1;
         this.blockEndsLine = text.endsWith("\n");
-        this.entries.push({ index, node });
+        this.entries.push({ index, node, output });
       } else {
         flushText();
         pre = null;
         this.blockChunks = 0;
         const node = jsonChunk(output, index);
         fragment.append(node);
-        this.entries.push({ index, node });
+        this.entries.push({ index, node, output });
       }
     });
     flushText();
     this.body.append(fragment);
-    if (this.firstIndex === null) this.firstIndex = start;
     this.inDom += outputs.length;
     this.next = start + outputs.length;
     this.trim();
@@ -555,30 +748,37 @@ class StreamArea {
     return open ? last : null;
   }
 
-  /** Removes the oldest chunks beyond STREAM_DOM_CAP (and gap markers before them). */
+  /** Removes the oldest chunks beyond STREAM_DOM_CAP (and gap markers right after them). */
   trim() {
+    let trimmed = false;
     while (
       this.inDom > STREAM_DOM_CAP ||
-      (this.head < this.entries.length && this.entries[this.head].index === -1)
+      (trimmed && this.head < this.entries.length && this.entries[this.head].index === -1)
     ) {
-      const { index, node } = this.entries[this.head];
+      const { index, node, hole } = this.entries[this.head];
       this.head += 1;
       const parent = node.parentNode;
       node.remove();
       if (parent && parent !== this.body && !parent.firstChild) parent.remove();
-      if (index !== -1) this.inDom -= 1;
+      if (index !== -1) {
+        this.inDom -= 1;
+        this.floor = Math.max(this.floor, index + 1);
+        trimmed = true;
+      } else {
+        const at = this.holes.indexOf(hole);
+        if (at !== -1) this.holes.splice(at, 1);
+        this.floor = Math.max(this.floor, hole.b);
+      }
     }
     if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);
       this.head = 0;
     }
-    const first = this.entries[this.head];
-    this.firstIndex = first ? first.index : this.next;
   }
 
-  /** Chunks before the oldest one in the DOM: trimmed, or gone before this view rendered. */
+  /** Chunks before the oldest one shown that can never come: trimmed, or no longer held. */
   hiddenCount() {
-    return this.inDom ? this.firstIndex : this.next;
+    return this.floor;
   }
 
   updateHiddenLine() {
@@ -594,11 +794,12 @@ class StreamArea {
     clearTimeout(this.gapTimer);
     this.gapTimer = null;
     this.pending.clear();
+    this.holes = [];
     this.body.replaceChildren();
     this.entries = [];
     this.head = 0;
     this.inDom = 0;
-    this.firstIndex = null;
+    this.floor = 0;
     this.next = 0;
     this.stick = true;
     this.followButton.hidden = true;
@@ -711,13 +912,18 @@ function jobError(error) {
 }
 
 /**
- * The job's `output` when nothing was streamed: its result once it ended, or the progress
- * update the handler sent while IN_PROGRESS.
+ * The job's `output`: its result once it ended, or the progress update the handler sent
+ * while IN_PROGRESS. When chunks were streamed, the result is not repeated: nothing when it
+ * is the list of the chunks shown (a worker's aggregated stream), else a closed `<details>`.
  */
-function finalOutput(job, status, streamed) {
-  if (streamed || job.output === undefined || job.output === null) return null;
-  const text = chunkText(job.output);
+function finalOutput(job, status, stream, folded) {
+  if (job.output === undefined || job.output === null) return null;
   const progress = CANCELLABLE.includes(status);
+  if (stream.next > 0) {
+    if (progress || stream.matches(job.output)) return null;
+    return foldedOutput(job.output, folded);
+  }
+  const text = chunkText(job.output);
   return h(
     "div",
     { class: "podbook-section podbook-output", "data-output": progress ? "progress" : "result" },
@@ -726,6 +932,34 @@ function finalOutput(job, status, streamed) {
       ? h("pre", { class: "podbook-text", text })
       : h("pre", { class: "podbook-json-body", text: JSON.stringify(job.output, null, 2) }),
   );
+}
+
+/** The result of a streamed job, folded: "Output (N items)", opened by the user only. */
+function foldedOutput(output, folded) {
+  if (folded.output !== output) {
+    const text = chunkText(output);
+    folded.output = output;
+    folded.text = text !== null ? text : JSON.stringify(output, null, 2);
+    folded.open = false;
+  }
+  const count = Array.isArray(output) ? output.length : null;
+  const details = h(
+    "details",
+    {
+      class: "podbook-section podbook-output",
+      "data-output": "aggregate",
+      open: folded.open,
+    },
+    h("summary", {
+      class: "podbook-label",
+      text: count === null ? "Output" : `Output (${count} item${count === 1 ? "" : "s"})`,
+    }),
+    h("pre", { class: "podbook-json-body", text: folded.text }),
+  );
+  details.addEventListener("toggle", () => {
+    folded.open = details.open;
+  });
+  return details;
 }
 
 function actionsSection(model, status) {
@@ -765,9 +999,11 @@ function render({ model, el }) {
   const top = h("div", { class: "podbook-job-top" });
   const bottom = h("div", { class: "podbook-job-bottom" });
   const waiting = h("div", { class: "podbook-empty podbook-waiting", text: "Waiting for output…" });
+  const folded = { output: undefined, text: "", open: false };
   const stream = new StreamArea(
     () => {
       root.setAttribute("data-chunks", String(stream.next));
+      renderBottom();
       showStream();
     },
     (have) => model.send({ type: "ready", have }),
@@ -806,11 +1042,18 @@ function render({ model, el }) {
         jobError(job.error),
       ].filter(Boolean),
     );
+    renderBottom();
+    showStream();
+  }
+
+  function renderBottom() {
+    const job = model.get("job") || {};
     patchChildren(
       bottom,
-      [finalOutput(job, current, stream.next > 0), actionsSection(model, current)].filter(Boolean),
+      [finalOutput(job, status(), stream, folded), actionsSection(model, status())].filter(
+        Boolean,
+      ),
     );
-    showStream();
   }
 
   function onMessage(message) {
@@ -833,7 +1076,7 @@ function render({ model, el }) {
 
   rerender();
   stream.ingestTail(model.get("tail"));
-  model.send({ type: "ready", have: stream.next });
+  model.send({ type: "ready", have: stream.have() });
 
   return () => {
     unsubscribe();

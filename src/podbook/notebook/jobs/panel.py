@@ -43,6 +43,15 @@ from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 
 RATE_INTERVAL = 0.25
 """Seconds between two updates of the ``rate`` trait while chunks arrive."""
+UNANSWERED_TAIL_INTERVAL = 0.5
+"""Seconds between two sends of the ``tail`` trait while no view has said ``ready``.
+
+A view asks for the batches it missed with a ``ready`` message, but comm messages from the
+front end are handled on the kernel's shell thread: while a cell runs (the next cell of a
+Run All, say), the question waits, and batches sent before the view rendered are lost to
+it. Trait updates go out on IOPub from the flusher thread, so until a ``ready`` has been
+answered the bounded tail is resent this often (and always at the end): the view fills its
+gaps from it."""
 MAX_DISPLAY_IDS = 8
 GONE = "the job no longer exists on the endpoint (its TTL or result retention has passed)."
 
@@ -78,6 +87,8 @@ class JobPanel(Panel):
         self._polling = False
         self._gone = False
         self._rate_at = 0.0
+        self._tail_at = 0.0
+        self._view_ready = False
         self._follow_mode = "poll"
         self._display_ids: list[str] = []
         self._set_record(record)
@@ -187,8 +198,14 @@ class JobPanel(Panel):
                 if meter.chunks:
                     self.rate = meter.snapshot(finished=final)
                 self._rate_at = now
-            if final or buffer.tail_due():
+            unanswered = (
+                not self._view_ready
+                and buffer.tail_changed()
+                and now - self._tail_at >= UNANSWERED_TAIL_INTERVAL
+            )
+            if final or unanswered or buffer.tail_due():
                 self.tail = buffer.tail()
+                self._tail_at = now
         if final:
             self._stream_ended(pump)
 
@@ -298,7 +315,12 @@ class JobPanel(Panel):
             self.request_action(str(content.get("action", "")))
 
     def answer_ready(self, have: Any) -> None:
-        """Send a view that rendered late the chunks after ``have`` still in the tail."""
+        """Send a view that rendered late the chunks after ``have`` still in the tail.
+
+        Runs on the kernel's shell thread (where comm messages arrive), so it waits for a
+        busy cell to end; until then the flusher keeps the ``tail`` trait current
+        (:data:`UNANSWERED_TAIL_INTERVAL`)."""
+        self._view_ready = True
         start = have if isinstance(have, int) and not isinstance(have, bool) and have > 0 else 0
         batch = self._buffer.backlog(start)
         if batch is not None:
@@ -346,7 +368,9 @@ class JobPanel(Panel):
         pump = self._pump
         if pump is not None:
             pump.join(timeout=15)
-        self.restart(self._endpoint().retry(self.job_id))
+        # Through a Job handle: every other handle of this job (the one %%runjob returned)
+        # then follows the new run too, instead of its final record.
+        self.restart(self._endpoint().job(self.job_id).retry())
 
     def restart(self, record: Any) -> None:
         """Follow the job again after a retry: the stream starts over (``chunks`` back to 0,
@@ -355,6 +379,7 @@ class JobPanel(Panel):
             self._buffer = StreamBuffer()
             self._meter = RateMeter()
             self._rate_at = 0.0
+            self._tail_at = 0.0
             self._gone = False
             self.chunks = 0
             self.tail = []

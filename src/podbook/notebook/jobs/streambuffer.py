@@ -122,6 +122,11 @@ class StreamBuffer:
         with self._lock:
             return [{"i": i, "output": o} for i, o, _ in self._tail]
 
+    def tail_changed(self) -> bool:
+        """True when chunks arrived since the ``tail`` trait was last sent."""
+        with self._lock:
+            return self._tail_sent_total != self.total
+
     def tail_due(self) -> bool:
         """True when the ``tail`` trait should be resent (see the class docstring)."""
         with self._lock:
