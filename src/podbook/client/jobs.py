@@ -11,7 +11,9 @@ progress, when to give up), shared by both faces.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -101,13 +103,64 @@ def outcome(job_id: str, endpoint_id: str, record: JobRecord) -> Any:
     return record.output
 
 
+class _Runs:
+    """How many times one job was retried through any handle of one client (shared)."""
+
+    __slots__ = ("__weakref__", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+_runs: weakref.WeakValueDictionary[tuple[int, str, str], _Runs] = weakref.WeakValueDictionary()
+_runs_lock = threading.Lock()
+
+
+def _shared_runs(endpoint: Any, endpoint_id: str, job_id: str) -> _Runs:
+    """The retry count shared by every handle of this job on this client (``%job retry``
+    or a panel's Retry button use a handle of their own). A handle keeps its endpoint, which
+    keeps the client, so the client's ``id`` is not reused while the entry lives."""
+    owner = getattr(endpoint, "_client", endpoint)
+    key = (id(owner), endpoint_id, job_id)
+    with _runs_lock:
+        runs = _runs.get(key)
+        if runs is None:
+            runs = _runs[key] = _Runs()
+        return runs
+
+
 class _JobBase:
-    def __init__(self, job_id: str, endpoint_id: str, record: JobRecord | None) -> None:
+    def __init__(
+        self, job_id: str, endpoint_id: str, record: JobRecord | None, endpoint: Any = None
+    ) -> None:
         self.id = job_id
         self.endpoint_id = endpoint_id
-        self.record: JobRecord | None = record
-        """The latest record seen (from submission, status, wait, cancel or retry)."""
+        self._record: JobRecord | None = record
         self._streamed_status: str | None = None
+        self._runs = _shared_runs(endpoint, endpoint_id, job_id)
+        self._run = self._runs.count  # the run `_record` belongs to
+        self._retrying = False
+
+    @property
+    def record(self) -> JobRecord | None:
+        """The latest record seen (from submission, status, wait, cancel or retry)."""
+        return self._record
+
+    @record.setter
+    def record(self, record: JobRecord | None) -> None:
+        self._record = record
+        self._run = self._runs.count
+
+    def _final_record(self) -> JobRecord | None:
+        """The final record kept, while it still is the job's latest word: None once the job
+        was retried (through this handle or any other of the same client), while a retry's
+        answer is awaited or was lost, or when a stream read since saw it running again."""
+        record = self._record
+        if record is None or not record.is_terminal or self._streamed_status is not None:
+            return None
+        if self._retrying or self._run != self._runs.count:
+            return None
+        return record
 
     @property
     def last_status(self) -> str:
@@ -131,7 +184,19 @@ class _JobBase:
     def _keep(self, record: JobRecord) -> JobRecord:
         self.record = record
         self._streamed_status = None
+        self._retrying = False
         return record
+
+    def _retry_started(self) -> None:
+        # Until the answer is in, the final record kept may be stale (the service may have
+        # queued the job again even if the answer is lost): wait() asks again.
+        self._retrying = True
+
+    def _retry_answered(self, record: JobRecord) -> JobRecord:
+        with _runs_lock:
+            self._runs.count += 1
+        self._retrying = False
+        return self._keep(record)
 
     def _note_stream_status(self, status: str) -> None:
         self._streamed_status = status
@@ -146,7 +211,7 @@ class Job(_JobBase):
     def __init__(
         self, endpoint: EndpointClient, job_id: str, record: JobRecord | None = None
     ) -> None:
-        super().__init__(job_id, endpoint.id, record)
+        super().__init__(job_id, endpoint.id, record, endpoint)
         self._endpoint = endpoint
 
     def status(self, *, ttl: int | None = None) -> JobRecord:
@@ -168,9 +233,10 @@ class Job(_JobBase):
         the job keeps running. ``poll_interval`` caps the pause between two polls.
         """
         watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
-        if self.record is not None and self.record.is_terminal and self._streamed_status is None:
-            watch.observe(self.record)
-            return self.record
+        final = self._final_record()
+        if final is not None:
+            watch.observe(final)
+            return final
         while True:
             if watch.observe(self.status()):
                 return self.record  # type: ignore[return-value]
@@ -199,8 +265,10 @@ class Job(_JobBase):
 
     def retry(self) -> JobRecord:
         """Queue a FAILED or TIMED_OUT job again (same id, original input); its new record
-        (IN_QUEUE). Then :meth:`wait`, :meth:`output` and :meth:`stream` follow the new run."""
-        return self._keep(self._endpoint.retry(self.id))
+        (IN_QUEUE). Then :meth:`wait`, :meth:`output` and :meth:`stream` follow the new run,
+        in this handle and in every other handle of the job on the same client."""
+        self._retry_started()
+        return self._retry_answered(self._endpoint.retry(self.id))
 
 
 class AsyncJob(_JobBase):
@@ -209,7 +277,7 @@ class AsyncJob(_JobBase):
     def __init__(
         self, endpoint: AsyncEndpointClient, job_id: str, record: JobRecord | None = None
     ) -> None:
-        super().__init__(job_id, endpoint.id, record)
+        super().__init__(job_id, endpoint.id, record, endpoint)
         self._endpoint = endpoint
 
     async def status(self, *, ttl: int | None = None) -> JobRecord:
@@ -225,9 +293,10 @@ class AsyncJob(_JobBase):
     ) -> JobRecord:
         """Poll until the job has ended; see :meth:`Job.wait`."""
         watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
-        if self.record is not None and self.record.is_terminal and self._streamed_status is None:
-            watch.observe(self.record)
-            return self.record
+        final = self._final_record()
+        if final is not None:
+            watch.observe(final)
+            return final
         while True:
             if watch.observe(await self.status()):
                 return self.record  # type: ignore[return-value]
@@ -254,5 +323,7 @@ class AsyncJob(_JobBase):
         return self._keep(await self._endpoint.cancel(self.id))
 
     async def retry(self) -> JobRecord:
-        """Queue a FAILED or TIMED_OUT job again; its new record (IN_QUEUE)."""
-        return self._keep(await self._endpoint.retry(self.id))
+        """Queue a FAILED or TIMED_OUT job again; its new record (IN_QUEUE). See
+        :meth:`Job.retry`."""
+        self._retry_started()
+        return self._retry_answered(await self._endpoint.retry(self.id))
