@@ -490,8 +490,21 @@ def test_a_ping_still_listing_a_stopped_job_gets_the_stop_again(
     assert worker.stop_signals().json() == {"jobsToStop": [job_id]}  # this one is "lost"
     assert worker.ping(job_id=f"{job_id},{other_id}").status_code == 200
     assert worker.stop_signals().json() == {"jobsToStop": [job_id]}  # told again
-    # Once a ping no longer lists it, the broker forgets it: no more stops.
+    # Once a ping no longer lists it, no more stops.
     worker.ping(job_id=other_id)
-    worker.ping(job_id=f"{job_id},{other_id}")
     assert worker.stop_signals().status_code == 204
     assert status(http, endpoint, other_id)["status"] == "IN_PROGRESS"
+
+
+def test_a_worker_back_from_gone_is_told_to_stop_a_job_cancelled_meanwhile(
+    emu: Any, http: httpx.Client, endpoint: str
+) -> None:
+    w = RawWorker(emu.url, endpoint, worker_key(http, endpoint), "w-away")
+    job_id = run(http, endpoint, {"input": {}})
+    w.take_job()
+    # Silent for longer than --worker-gone-seconds (1 s): marked gone, so no stop is queued.
+    wait_for(lambda: health(http, endpoint)["workers"] == {"idle": 0, "running": 0}, timeout=4)
+    assert http.post(f"/v2/{endpoint}/cancel/{job_id}").json()["status"] == "CANCELLED"
+    assert w.ping(job_id=job_id).status_code == 200  # back, still running it
+    assert w.stop_signals().json() == {"jobsToStop": [job_id]}
+    w.close()

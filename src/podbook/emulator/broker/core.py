@@ -41,6 +41,7 @@ from podbook.emulator.broker.limits import (
 )
 from podbook.emulator.broker.persistence import BrokerTables
 from podbook.emulator.broker.queues import EndpointQueue, WorkerState
+from podbook.emulator.broker.releases import first_release
 from podbook.emulator.broker.streams import split_chunk
 from podbook.emulator.store import key_digest
 
@@ -159,6 +160,7 @@ class Broker:
         if handler is not None:
             handler = endpoint_defs.absolute_handler(handler)
         record = endpoint_defs.endpoint_record(endpoint_id, name, handler=handler, fields=fields)
+        record = first_release(record)
         self.tables.save_endpoint(account_id, record)
         queue = EndpointQueue(account_id, endpoint_id, record)
         self.queues[queue.key] = queue
@@ -170,7 +172,13 @@ class Broker:
         self.tables.save_endpoint(queue.account_id, queue.record)
 
     def delete_endpoint(self, queue: EndpointQueue) -> None:
-        """Remove an endpoint with its jobs (waiting workers get 404 next time)."""
+        """Remove an endpoint with its jobs (waiting workers get 404 next time).
+
+        Its queued and running jobs end CANCELLED first (held ``runsync`` and ``/status``
+        calls answer so, webhooks are sent, running workers are told to stop).
+        """
+        for job in list(queue.jobs.values()):
+            self.cancel(job)
         for job in list(queue.jobs.values()):
             self._forget(job)
         self.tables.delete_endpoint(queue.account_id, queue.endpoint_id)
@@ -451,13 +459,23 @@ class Broker:
 
         ``running`` (the ping's ``job_id`` list) names the jobs the worker still runs: one it
         was told to stop (cancelled, timed out, expired) is told again, because the
-        ``runpod`` SDK loses a stop that arrives before the job's task has started.
+        ``runpod`` SDK loses a stop that arrives before the job's task has started; so is
+        one cancelled or timed out while this worker was marked gone (it missed the stop).
         """
         worker = queue.worker(worker_id)
         if not healthy:
             queue.workers.pop(worker_id, None)
             return
         if running is not None:
+            for job_id in running:  # stopped while the worker was marked gone
+                job = queue.jobs.get(job_id)
+                if (
+                    job is not None
+                    and job_id not in worker.stopped
+                    and job.status in (CANCELLED, TIMED_OUT)
+                    and job.worker_id == worker_id
+                ):
+                    worker.stopped[job_id] = None
             again = worker.resend_stops(running)
             if again:
                 log.info(
