@@ -143,18 +143,21 @@ def test_runsync_result_retention_is_shorter_than_run(
 def test_runsync_retention_grows_with_wait_up_to_5_minutes(
     http: httpx.Client, endpoint: str, worker: RawWorker
 ) -> None:
-    def serve() -> None:
-        job = worker.take_job()
-        worker.post_result(job["id"], {"output": "ok"})
+    def serve(n: int) -> None:
+        for _ in range(n):
+            job = worker.take_job()
+            worker.post_result(job["id"], {"output": "ok"})
 
-    thread = threading.Thread(target=serve)
+    thread = threading.Thread(target=serve, args=(2,))
     thread.start()
-    # wait=180000: kept 3 min (1.8 s scaled) instead of 1 min (0.6 s scaled).
+    # No wait given (it defaults to 90 s): kept 1 min (0.6 s scaled).
+    plain = http.post(f"/v2/{endpoint}/runsync", json={"input": {}}).json()
+    # wait=180000: kept 3 min (1.8 s scaled).
     sync = http.post(f"/v2/{endpoint}/runsync?wait=180000", json={"input": {}}).json()
     thread.join()
-    assert sync["status"] == "COMPLETED"
+    assert plain["status"] == sync["status"] == "COMPLETED"
     ended = time.monotonic()
-    time.sleep(0.9)
+    wait_for(lambda: gone(http, endpoint, plain["id"]), timeout=3)
     assert status(http, endpoint, sync["id"])["output"] == "ok"
     wait_for(lambda: gone(http, endpoint, sync["id"]), timeout=4)
     assert 1.5 <= time.monotonic() - ended < 4.5

@@ -212,7 +212,11 @@ class Broker:
     def submit(
         self, queue: EndpointQueue, body: dict[str, Any], kind: str, wait_ms: int = 0
     ) -> Job:
-        """Accept a validated submission body (``kind`` ``run`` or ``sync``)."""
+        """Accept a validated submission body (``kind`` ``run`` or ``sync``).
+
+        ``wait_ms``: the ``wait`` a ``/runsync`` asked for (0 when none): its result is kept
+        1 min after it ends, or that long when longer, 5 min at most.
+        """
         now = now_ms()
         policy = body.get("policy") or {}
         scale = self.settings.time_scale

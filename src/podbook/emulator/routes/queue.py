@@ -88,10 +88,12 @@ async def run(req: QueueRequest) -> Response:
 
 async def runsync(req: QueueRequest) -> Response:
     """``POST /runsync``: hold until the job ends or ``wait`` ms pass."""
-    wait_ms = query_ms(req.request.query_params.get("wait"), "wait", WAIT_DEFAULT_MS) or 0
+    raw_wait = req.request.query_params.get("wait")
+    wait_ms = query_ms(raw_wait, "wait", WAIT_DEFAULT_MS) or 0
     body = parse_submission(await req.request.body(), "runsync")
     broker = req.service.broker
-    job = broker.submit(req.queue, body, "sync", wait_ms)
+    # Retention is 1 min; only a ``wait`` asked for stretches it (up to 5 min).
+    job = broker.submit(req.queue, body, "sync", wait_ms if raw_wait is not None else 0)
     await broker.wait_done(job, wait_ms / 1000)
     if job.id not in broker.jobs:
         raise QueueError(404, f"job {job.id} expired (TTL) before it finished")
