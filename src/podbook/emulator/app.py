@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Match, Route
 
 import podbook
 from podbook.emulator.auth import authenticate
+from podbook.emulator.billing.ledger import install as install_billing
 from podbook.emulator.broker import install as install_broker
 from podbook.emulator.context import Emulator
 from podbook.emulator.jsonresp import json_response
@@ -125,9 +126,14 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 def build_routes() -> list[BaseRoute]:
     """Every route, explicit REST prefixes first."""
     from podbook.emulator import broker
-    from podbook.emulator.routes import rest_routes
+    from podbook.emulator.routes import billing, rest_routes
 
-    return [Route("/healthz", healthz, methods=["GET"]), *broker.routes(), *rest_routes()]
+    return [
+        Route("/healthz", healthz, methods=["GET"]),
+        *broker.routes(),
+        *rest_routes(),
+        *billing.routes(),
+    ]
 
 
 def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starlette:
@@ -141,6 +147,7 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
         views=PodViews(settings),
     )
     queue = install_broker(emulator, store, settings.broker)
+    install_billing(store, emulator.clock)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

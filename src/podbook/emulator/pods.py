@@ -24,6 +24,7 @@ import secrets
 import string
 from typing import Any
 
+from podbook.emulator.billing.ledger import close_run
 from podbook.emulator.lifecycle import (
     ACTIONS,
     EXITED,
@@ -295,9 +296,11 @@ def apply_action(record: Record, action: str, now: float, settings: EmulatorSett
         _boot(record, now, settings)
     elif action == "restart":
         _remember_start(record, now)
+        close_run(record, now)
         _boot(record, now, settings)
     elif action == "stop":
         _remember_start(record, now)
+        close_run(record, now)
         record["phase"] = {"kind": "exited", "since": now}
 
 

@@ -1,0 +1,118 @@
+"""Pod run intervals for billing.
+
+A pod is billed only while RUNNING: each stored pod keeps ``runs``, its closed RUNNING
+intervals ``[start, end]`` (epoch seconds); the open one is derived from its phase. When a pod
+is terminated its billable facts move to the ``billing_archive`` table, so its spend stays in
+the history after the pod is gone (and across emulator restarts).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from podbook.emulator.lifecycle import running_since
+from podbook.emulator.store import Store
+
+Record = dict[str, Any]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS billing_archive (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, doc TEXT NOT NULL
+);
+"""
+
+
+def close_run(record: Record, now: float) -> None:
+    """Record the pod's current RUNNING interval as ended at ``now`` (before a stop/restart)."""
+    since = running_since(record["phase"])
+    if since is not None and since < now:
+        record["runs"] = [*record.get("runs", []), [since, now]]
+
+
+def runs_of(record: Record, now: float) -> list[tuple[float, float]]:
+    """Every RUNNING interval of a pod (stored or archived), the open one ending at ``now``."""
+    runs = [(float(a), float(b)) for a, b in record.get("runs", [])]
+    phase = record.get("phase")
+    if phase is not None:
+        since = running_since(phase)
+        if since is not None and since < now:
+            runs.append((since, now))
+    return runs
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def billable(record: Record, now: float, ended: float | None = None) -> Record:
+    """The facts billing needs about a pod (what the archive keeps)."""
+    persistent = (record.get("mounts") or {}).get("persistent") or {}
+    return {
+        "id": record["id"],
+        "runs": [list(run) for run in runs_of(record, now)],
+        "pricePerHour": float(record.get("pricePerHour") or 0.0),
+        "gpu": "gpu" in record,
+        "clusterId": (record.get("cluster") or {}).get("id"),
+        "persistentGb": int(persistent.get("size") or 0),
+        "createdAt": _epoch(record["createdAt"]),
+        "endedAt": ended,
+    }
+
+
+class BillingArchive:
+    """Billable facts of terminated pods, in the emulator's SQLite file."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        with store._lock:
+            store._db.executescript(_SCHEMA)
+            rows = store._db.execute(
+                "SELECT account_id, doc FROM billing_archive ORDER BY rowid"
+            ).fetchall()
+        self._by_account: dict[str, list[Record]] = {}
+        for account_id, doc in rows:
+            self._by_account.setdefault(account_id, []).append(orjson.loads(doc))
+
+    def add(self, account_id: str, record: Record, now: float) -> None:
+        """Archive a pod being terminated at ``now``."""
+        facts = billable(record, now, ended=now)
+        self._store._execute(
+            "INSERT OR REPLACE INTO billing_archive (id, account_id, doc) VALUES (?, ?, ?)",
+            (facts["id"], account_id, orjson.dumps(facts).decode()),
+        )
+        self._by_account.setdefault(account_id, []).append(facts)
+
+    def of(self, account_id: str) -> list[Record]:
+        """The account's archived pods."""
+        return list(self._by_account.get(account_id, []))
+
+
+def archive_of(store: Store) -> BillingArchive:
+    """The store's billing archive (made on first use, one per store)."""
+    archive = getattr(store, "_billing_archive", None)
+    if archive is None:
+        archive = BillingArchive(store)
+        store._billing_archive = archive  # type: ignore[attr-defined]
+    return archive
+
+
+def terminated(store: Store, account_id: str, record: Record, now: float) -> None:
+    """Keep a terminated pod's spend: call before deleting it from the store."""
+    archive_of(store).add(account_id, record, now)
+
+
+def install(store: Store, clock: Any) -> None:
+    """Archive every pod the store deletes (terminate, cluster delete) before it goes."""
+    archive = archive_of(store)
+    delete = store.pods.delete
+
+    def delete_and_archive(account_id: str, record_id: str) -> None:
+        record = store.pods.get(account_id, record_id)
+        if record is not None:
+            archive.add(account_id, record, clock())
+        delete(account_id, record_id)
+
+    store.pods.delete = delete_and_archive  # type: ignore[method-assign]
