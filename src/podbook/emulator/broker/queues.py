@@ -31,6 +31,9 @@ class WorkerState:
     stop_ids: list[str] = field(default_factory=list)
     stop_waiter: asyncio.Future[None] | None = None
     in_flight: int = 0
+    version: int | None = None
+    """The endpoint's configuration version when this worker first called in."""
+    started_at: float = field(default_factory=time.time)
     stopped: dict[str, None] = field(default_factory=dict)
     """Jobs this worker was told to stop, until a ping no longer lists them (oldest first)."""
 
@@ -151,5 +154,6 @@ class EndpointQueue:
         state = self.workers.get(worker_id)
         if state is None:
             state = self.workers[worker_id] = WorkerState(worker_id)
+            state.version = self.record.get("version")
         state.touch()
         return state

@@ -95,7 +95,7 @@ async def runsync(req: QueueRequest) -> Response:
     # Retention is 1 min; only a ``wait`` asked for stretches it (up to 5 min).
     job = broker.submit(req.queue, body, "sync", wait_ms if raw_wait is not None else 0)
     await broker.wait_done(job, wait_ms / 1000)
-    if job.id not in broker.jobs:
+    if job.id not in broker.jobs and not job.terminal:  # a deleted endpoint's job: CANCELLED
         raise QueueError(404, f"job {job.id} expired (TTL) before it finished")
     if job.terminal:
         return json_response(job.status_record(now_ms()))

@@ -3,22 +3,35 @@
 ``POST /v2/serverless`` creates an endpoint in the reference's shape; the emulator-only
 ``handler`` field (``path/to/handler.py[:fn]`` or ``package.module:fn``) makes the emulator
 start and supervise podbook workers for it on first use. ``GET`` lists (built-ins ``echo``
-and ``stream-demo`` included) or reads one; ``DELETE`` removes one with its jobs (204).
+and ``stream-demo`` included) or reads one; ``PATCH`` changes the given fields (a new
+release when the container or handler configuration changes); ``DELETE`` removes one (204),
+its queued and running jobs ending CANCELLED and its supervised worker stopped.
+``GET .../workers`` lists the workers connected now; ``GET .../releases`` the release history.
 ``POST /v2/serverless/{id}/worker-keys`` (full key) answers ``{"workerKey": "wk_..."}``, a
 key that lets a worker serve that endpoint of that account and nothing else.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from podbook.emulator.broker.endpoints import create_body_errors
+from podbook.api.endpoints import CreateEndpointRequest, UpdateEndpointRequest
+from podbook.emulator.broker import releases
+from podbook.emulator.broker.endpoints import (
+    absolute_handler,
+    check_handler_spec,
+    create_body_errors,
+)
+from podbook.emulator.broker.limits import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.service import queue_service
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.validation import validate
 
 
 def _endpoint(req: ApiRequest) -> EndpointQueue:
@@ -31,7 +44,8 @@ def _endpoint(req: ApiRequest) -> EndpointQueue:
 async def list_endpoints(req: ApiRequest) -> Response:
     """``GET /v2/serverless``."""
     broker = queue_service(req.request).broker
-    return json_response({"endpoints": broker.list_endpoints(req.account_id)})
+    records = broker.list_endpoints(req.account_id)
+    return json_response({"endpoints": [releases.public(r) for r in records]})
 
 
 async def create_endpoint(req: ApiRequest) -> Response:
@@ -40,16 +54,71 @@ async def create_endpoint(req: ApiRequest) -> Response:
     errors = create_body_errors(body)
     if errors:
         raise Problem(422, f"the endpoint is invalid: {errors[0]}", errors=errors)
+    validate(CreateEndpointRequest, body)
     fields = {k: v for k, v in body.items() if k not in ("name", "handler")}
     queue = queue_service(req.request).broker.create_endpoint(
         req.account_id, body["name"].strip(), body.get("handler"), fields
     )
-    return json_response(queue.record, status=201)
+    return json_response(releases.public(queue.record), status=201)
 
 
 async def get_endpoint(req: ApiRequest) -> Response:
     """``GET /v2/serverless/{id}``."""
-    return json_response(_endpoint(req).record)
+    return json_response(releases.public(_endpoint(req).record))
+
+
+def _update_errors(body: dict[str, Any]) -> list[str]:
+    """The emulator's own limits on an update (the schema was checked already)."""
+    errors = []
+    timeout = body.get("timeout")
+    if timeout is not None and not EXECUTION_TIMEOUT_MIN_MS <= timeout <= EXECUTION_TIMEOUT_MAX_MS:
+        errors.append(
+            f"$.timeout: milliseconds between {EXECUTION_TIMEOUT_MIN_MS} and "
+            f"{EXECUTION_TIMEOUT_MAX_MS}"
+        )
+    handler = body.get("handler")
+    if handler is not None and (problem := check_handler_spec(handler)):
+        errors.append(f"$.handler: {problem}")
+    return errors
+
+
+async def update_endpoint(req: ApiRequest) -> Response:
+    """``PATCH /v2/serverless/{id}``: 200 with the endpoint; given fields replace the old
+    (``workers`` is merged); a changed container or handler configuration is a release."""
+    queue = _endpoint(req)
+    body = await req.json()
+    validate(UpdateEndpointRequest, body)
+    if queue.record.get("builtin"):
+        raise Problem(409, f"{queue.endpoint_id!r} is a built-in endpoint and cannot be changed")
+    errors = _update_errors(body)
+    if errors:
+        raise Problem(400, f"the update is invalid: {errors[0]}", errors=errors)
+    old = queue.record
+    new = {**old, **body}
+    if "workers" in body:
+        new["workers"] = {**(old.get("workers") or {}), **body["workers"]}
+    if body.get("handler"):
+        new["handler"] = absolute_handler(body["handler"])
+    if new["workers"].get("min", 0) > new["workers"].get("max", 0):
+        raise Problem(400, "the update is invalid: $.workers: min is more than max")
+    diff = releases.config_diff(old, new)
+    if diff:
+        new = releases.add_release(new, diff)
+    service = queue_service(req.request)
+    service.broker.update_endpoint(queue, **new)
+    if new.get("handler") != old.get("handler"):
+        await service.supervisor.drop(queue.key)
+    return json_response(releases.public(queue.record))
+
+
+async def list_workers(req: ApiRequest) -> Response:
+    """``GET /v2/serverless/{id}/workers``: the workers connected now, with their status."""
+    return json_response(releases.workers_body(_endpoint(req)))
+
+
+async def list_releases(req: ApiRequest) -> Response:
+    """``GET /v2/serverless/{id}/releases``: newest first, with the rollout's progress."""
+    return json_response(releases.releases_body(_endpoint(req)))
 
 
 async def delete_endpoint(req: ApiRequest) -> Response:
@@ -76,6 +145,9 @@ def routes() -> list[BaseRoute]:
         api_route("/v2/serverless", list_endpoints, ["GET"]),
         api_route("/v2/serverless", create_endpoint, ["POST"]),
         api_route("/v2/serverless/{id}", get_endpoint, ["GET"]),
+        api_route("/v2/serverless/{id}", update_endpoint, ["PATCH"]),
         api_route("/v2/serverless/{id}", delete_endpoint, ["DELETE"]),
+        api_route("/v2/serverless/{id}/workers", list_workers, ["GET"]),
+        api_route("/v2/serverless/{id}/releases", list_releases, ["GET"]),
         api_route("/v2/serverless/{id}/worker-keys", create_worker_key, ["POST"]),
     ]

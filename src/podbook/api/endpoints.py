@@ -1,0 +1,202 @@
+"""Serverless endpoints (``/v2/serverless``): the endpoint, its workers and its releases.
+
+Requests are strict (unknown properties refused, nothing coerced); responses keep fields
+they do not know. ``handler`` is the local emulator's extra (``path/to/handler.py[:fn]`` or
+``package.module:fn``): the emulator starts and supervises a podbook worker running it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from .base import Omittable, RequestModel, ResponseModel
+
+__all__ = [
+    "RELEASE_FIELDS",
+    "CreateEndpointRequest",
+    "Endpoint",
+    "EndpointWorkersRequest",
+    "ListEndpointReleasesResponse",
+    "ListEndpointWorkersResponse",
+    "ListEndpointsResponse",
+    "Release",
+    "ReleaseDiffEntry",
+    "RolloutSummary",
+    "UpdateEndpointRequest",
+    "Worker",
+    "WorkerSummary",
+]
+
+FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
+WorkerStatus = Literal["RUNNING", "IDLE", "INITIALIZING", "THROTTLED", "UNHEALTHY"]
+
+RELEASE_FIELDS = ("image", "args", "disk", "env", "ports", "registry", "gpu", "cpu", "handler")
+"""The container and handler configuration: a change of any of them is a new release."""
+
+
+class EndpointWorkersRequest(RequestModel):
+    """``workers``: how many workers (``min`` ≤ ``max``) and their idle timeout in seconds."""
+
+    min: int | None = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
+    idle_timeout: int | None = Field(default=None, ge=1, le=3600)
+
+    def rule_violations(self) -> list[str]:
+        """``min`` may not exceed ``max``."""
+        if self.min is not None and self.max is not None and self.min > self.max:
+            return [f"$.workers: min ({self.min}) is more than max ({self.max})"]
+        return []
+
+
+class QueueDelayScaling(RequestModel):
+    """Scale on how long jobs wait (seconds)."""
+
+    type: Literal["QUEUE_DELAY"]
+    queue_delay: float = Field(ge=0.5)
+
+
+class RequestCountScaling(RequestModel):
+    """Scale on the number of requests per worker."""
+
+    type: Literal["REQUEST_COUNT"]
+    request_count: int = Field(ge=1)
+
+
+Scaling = Annotated[QueueDelayScaling | RequestCountScaling, Field(discriminator="type")]
+
+
+class _EndpointFields(RequestModel):
+    """What create and update share (all optional; ``null`` is refused: omit instead)."""
+
+    image: Omittable[str] = Field(default=None, min_length=1)
+    args: Omittable[str] = None
+    disk: Omittable[int] = Field(default=None, ge=1)
+    env: Omittable[dict[str, str]] = None
+    ports: Omittable[list[str]] = None
+    registry: str | None = None
+    gpu: Omittable[dict[str, Any]] = None
+    cpu: Omittable[list[dict[str, Any]]] = Field(default=None, min_length=1)
+    workers: Omittable[EndpointWorkersRequest] = None
+    scaling: Omittable[Scaling] = None
+    data_center_ids: Omittable[list[str]] = None
+    network_volumes: Omittable[list[str]] = None
+    timeout: Omittable[int] = Field(default=None, ge=1)
+    flashboot: Omittable[FlashBoot] = None
+    template_id: Omittable[str] = Field(default=None, min_length=1)
+    handler: Omittable[str] = Field(default=None, min_length=1)
+
+    def rule_violations(self) -> list[str]:
+        """Cross-field rules: workers' min/max; gpu and cpu are exclusive."""
+        errors = self.workers.rule_violations() if self.workers is not None else []
+        if self.gpu is not None and self.cpu is not None:
+            errors.append("$.cpu: give either gpu or cpu, not both")
+        return errors
+
+
+class CreateEndpointRequest(_EndpointFields):
+    """Body of ``POST /v2/serverless``."""
+
+    name: str = Field(min_length=1)
+    type: Omittable[Literal["QUEUE", "LOAD_BALANCER"]] = None
+
+
+class UpdateEndpointRequest(_EndpointFields):
+    """Body of ``PATCH /v2/serverless/{id}``: only the given fields change."""
+
+    name: Omittable[str] = Field(default=None, min_length=1)
+
+
+class Endpoint(ResponseModel):
+    """A serverless endpoint."""
+
+    id: str
+    name: str
+    type: str | None = None
+    image: str | None = None
+    workers: dict[str, Any] = Field(default_factory=dict)
+    scaling: dict[str, Any] | None = None
+    data_center_ids: list[str] = Field(default_factory=list)
+    network_volumes: list[str] = Field(default_factory=list)
+    timeout: int | None = None
+    flashboot: str | None = None
+    created_at: str | None = None
+    gpu: dict[str, Any] | None = None
+    cpu: list[dict[str, Any]] | None = None
+    env: dict[str, str] | None = None
+    version: int | None = None
+
+
+class ListEndpointsResponse(ResponseModel):
+    """``{"endpoints": [...]}``."""
+
+    endpoints: list[Endpoint]
+
+
+class Worker(ResponseModel):
+    """A worker serving an endpoint, and whether it runs the latest release."""
+
+    id: str
+    status: WorkerStatus | str
+    is_stale: bool = False
+    version: int | None = None
+    gpu_count: int = 0
+    image: str | None = None
+    uptime_seconds: int | None = None
+    started_at: str | None = None
+
+
+class WorkerSummary(ResponseModel):
+    """How many workers are in each state."""
+
+    running: int = 0
+    idle: int = 0
+    initializing: int = 0
+    throttled: int = 0
+    unhealthy: int = 0
+    total: int = 0
+
+
+class ListEndpointWorkersResponse(ResponseModel):
+    """``GET /v2/serverless/{id}/workers``."""
+
+    workers: list[Worker]
+    summary: WorkerSummary
+    endpoint_version: int | None = None
+
+
+class ReleaseDiffEntry(ResponseModel):
+    """One changed field of a release (``field`` is a dotted path, e.g. ``env.MODEL``)."""
+
+    field: str
+    old: Any = None
+    new: Any = None
+
+
+class Release(ResponseModel):
+    """One configuration version of an endpoint."""
+
+    id: str
+    version: int | None = None
+    source: str = "MANUAL"
+    worker_count: int = 0
+    created_at: str
+    diff: list[ReleaseDiffEntry] = Field(default_factory=list)
+
+
+class RolloutSummary(ResponseModel):
+    """How far the latest release has reached the workers."""
+
+    in_progress: bool = False
+    workers_on_latest: int = 0
+    workers_total: int = 0
+    percent_on_latest: int = 100
+
+
+class ListEndpointReleasesResponse(ResponseModel):
+    """``GET /v2/serverless/{id}/releases``: newest first."""
+
+    endpoint_version: int | None = None
+    rollout: RolloutSummary
+    releases: list[Release]
