@@ -17,6 +17,7 @@ from podbook.client.resources import (
     AsyncPods,
     AsyncRegistries,
 )
+from podbook.client.resources.endpoints import AsyncEndpoints
 from podbook.client.resources.queue import AsyncEndpointClient
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class AsyncClient:
         self.catalog = AsyncCatalog(self)
         self.account = AsyncAccount(self)
         self.registries = AsyncRegistries(self)
+        self.endpoints = AsyncEndpoints(self)
 
     @property
     def settings(self) -> Settings:

@@ -11,6 +11,7 @@ import httpx
 from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
 from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
+from podbook.client.resources.endpoints import Endpoints
 from podbook.client.resources.queue import EndpointClient
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class Client:
         self.catalog = Catalog(self)
         self.account = Account(self)
         self.registries = Registries(self)
+        self.endpoints = Endpoints(self)
 
     @property
     def settings(self) -> Settings:

@@ -135,7 +135,8 @@ class PodMagics(Magics, Configurable):
 
     @line_magic
     def endpoint(self, line: str = "") -> Any:
-        """Endpoints: ``%endpoint health|purge ID``, ``%endpoint serve FUNC --name ID``."""
-        from podbook.notebook.jobs import magic
+        """Endpoints: ``%endpoint create|list|show|update|delete ...``,
+        ``%endpoint health|purge ID``, ``%endpoint serve FUNC --name ID``."""
+        from podbook.notebook import endpoints
 
-        return magic.endpoint(self, line)
+        return endpoints.endpoint(self, line)

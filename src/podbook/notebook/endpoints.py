@@ -1,0 +1,373 @@
+"""``%endpoint create|list|show|update|delete``: serverless endpoints as objects and tables.
+
+Beside ``%endpoint health|purge|serve`` (:mod:`podbook.notebook.jobs`): :func:`endpoint`
+parses the line against both sets of subcommands and hands the job ones over unchanged.
+Each handler calls ``client.endpoints``, shows a static table (text and HTML, the same in a
+live notebook and a saved one; secret-looking env values masked) and returns the object.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from html import escape
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from podbook.api.secrets import mask_env
+from podbook.notebook import parsing
+from podbook.notebook.display import StaticView
+from podbook.notebook.values import COMMA_LIST, ENV, POSITIVE_INT, _value_type
+
+CRUD_VERBS = ("create", "list", "show", "update", "delete")
+
+
+def _non_negative(text: str) -> int:
+    value = int(text.replace("_", ""))
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+COUNT = _value_type(_non_negative, "a whole number >= 0")
+FLASHBOOT = _value_type(
+    lambda t: {"off": "OFF", "on": "FLASHBOOT", "priority": "PRIORITY_FLASHBOOT"}[t.lower()],
+    "off, on or priority",
+)
+
+
+@dataclass(frozen=True)
+class EndpointCommand:
+    """A parsed ``%endpoint create|list|show|update|delete`` line."""
+
+    verb: str
+    endpoint_id: str | None = None
+    body: dict[str, Any] | None = None
+    output: str | None = None
+
+
+class EndpointList(list):
+    """The result of ``%endpoint list``: a list of endpoints that displays as a table."""
+
+
+@dataclass(frozen=True)
+class EndpointDetails:
+    """The result of ``%endpoint show``: the endpoint, its workers and its releases."""
+
+    endpoint: Any
+    workers: Any
+    releases: Any
+
+    @property
+    def id(self) -> str:
+        """The endpoint's id."""
+        return str(self.endpoint.id)
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("configuration")
+    group.add_argument("--image", help="container image of the workers")
+    group.add_argument(
+        "--handler", metavar="SPEC", help="local emulator: path/to/handler.py[:fn] or pkg.mod:fn"
+    )
+    group.add_argument("--template", metavar="TEMPLATE_ID", help="a serverless template")
+    group.add_argument("--workers-min", type=COUNT, metavar="N", help="workers kept running")
+    group.add_argument("--workers-max", type=COUNT, metavar="N", help="most workers at once")
+    group.add_argument("--idle-timeout", type=POSITIVE_INT, metavar="S", help="seconds idle")
+    group.add_argument("--timeout", type=POSITIVE_INT, metavar="MS", help="job execution limit")
+    group.add_argument("--env", type=ENV, action="append", metavar="KEY=VALUE", help="repeatable")
+    group.add_argument("--dc", type=COMMA_LIST, metavar="DC_ID[,DC_ID]", help="data centers")
+    group.add_argument("--flashboot", type=FLASHBOOT, metavar="off|on|priority")
+
+
+def _config_body(ns: argparse.Namespace) -> dict[str, Any]:
+    workers = {
+        key: value
+        for key, value in (
+            ("min", ns.workers_min),
+            ("max", ns.workers_max),
+            ("idleTimeout", ns.idle_timeout),
+        )
+        if value is not None
+    }
+    optional = {
+        "image": ns.image,
+        "handler": ns.handler,
+        "templateId": ns.template,
+        "workers": workers or None,
+        "timeout": ns.timeout,
+        "env": dict(ns.env) if ns.env else None,
+        "dataCenterIds": ns.dc,
+        "flashboot": ns.flashboot,
+    }
+    return {key: value for key, value in optional.items() if value is not None}
+
+
+def _parser(verb: str, description: str) -> parsing.MagicArgumentParser:
+    return parsing.MagicArgumentParser(prog=f"%endpoint {verb}", description=description)
+
+
+def build_subcommands() -> dict[str, parsing.Subcommand]:
+    """The ``%endpoint create|list|show|update|delete`` subcommands, by name."""
+    create = _parser("create", "Create a serverless endpoint and show it.")
+    create.add_argument("name", metavar="NAME", help="the endpoint's name (its id when free)")
+    _add_config_arguments(create)
+
+    update = _parser("update", "Change an endpoint: only the flags given change.")
+    update.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
+    update.add_argument("--name", help="a new name")
+    _add_config_arguments(update)
+
+    listing = _parser("list", "List the account's serverless endpoints.")
+    show = _parser("show", "Show an endpoint with its workers and releases.")
+    delete = _parser("delete", "Delete an endpoint; its queued and running jobs are cancelled.")
+    for parser in (show, delete):
+        parser.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
+    for parser in (create, update, listing, show, delete):
+        parsing.add_output_argument(parser)
+
+    def build_create(ns: argparse.Namespace) -> EndpointCommand:
+        body = {"name": ns.name, **_config_body(ns)}
+        return EndpointCommand("create", body=body, output=ns.output)
+
+    def build_update(ns: argparse.Namespace) -> EndpointCommand:
+        body = _config_body(ns)
+        if ns.name is not None:
+            body["name"] = ns.name
+        if not body:
+            raise UsageError(
+                "%endpoint update: nothing to change; give a flag such as --image or "
+                "--workers-max (see `%endpoint update --help`)."
+            )
+        return EndpointCommand("update", ns.endpoint_id, body, ns.output)
+
+    return {
+        "create": parsing.Subcommand(create, build_create, "create a serverless endpoint"),
+        "list": parsing.Subcommand(
+            listing, lambda ns: EndpointCommand("list", output=ns.output), "list endpoints"
+        ),
+        "show": parsing.Subcommand(
+            show,
+            lambda ns: EndpointCommand("show", ns.endpoint_id, output=ns.output),
+            "show an endpoint, its workers and releases",
+        ),
+        "update": parsing.Subcommand(update, build_update, "change an endpoint's settings"),
+        "delete": parsing.Subcommand(
+            delete,
+            lambda ns: EndpointCommand("delete", ns.endpoint_id, output=ns.output),
+            "delete an endpoint (its jobs are cancelled)",
+        ),
+    }
+
+
+@cache
+def _subcommands() -> dict[str, parsing.Subcommand]:
+    return build_subcommands()
+
+
+@cache
+def _all_subcommands() -> dict[str, parsing.Subcommand]:
+    """Ours and the job magics' (``health``, ``purge``, ``serve``), for usage and errors."""
+    from podbook.notebook.jobs.commands import build_endpoint_subcommands
+
+    return {**build_endpoint_subcommands(), **_subcommands()}
+
+
+# ---------------------------------------------------------------------------- views
+
+
+def _wire(value: Any) -> dict[str, Any]:
+    from podbook.notebook.panels.data import to_wire
+
+    return to_wire(value)
+
+
+def _workers_text(workers: dict[str, Any]) -> str:
+    parts = [f"{k}={workers[k]}" for k in ("min", "max", "idleTimeout") if k in workers]
+    return " ".join(parts) or "-"
+
+
+def _endpoint_row(endpoint: Any) -> dict[str, Any]:
+    record = _wire(endpoint)
+    return {
+        "id": record.get("id"),
+        "name": record.get("name"),
+        "version": record.get("version"),
+        "image": record.get("image"),
+        "workers": _workers_text(record.get("workers") or {}),
+        "timeout ms": record.get("timeout"),
+        "created": record.get("createdAt"),
+    }
+
+
+def _fields(endpoint: Any) -> list[tuple[str, Any]]:
+    record = _wire(endpoint)
+    env = mask_env(record.get("env")) or {}
+    pairs: list[tuple[str, Any]] = [
+        ("id", record.get("id")),
+        ("name", record.get("name")),
+        ("version", record.get("version")),
+        ("type", record.get("type")),
+        ("image", record.get("image")),
+        ("handler", record.get("handler")),
+        ("workers", _workers_text(record.get("workers") or {})),
+        ("timeout ms", record.get("timeout")),
+        ("flashboot", record.get("flashboot")),
+        ("data centers", ", ".join(record.get("dataCenterIds") or []) or None),
+        ("env", ", ".join(f"{k}={v}" for k, v in env.items()) or None),
+        ("created", record.get("createdAt")),
+    ]
+    return [(label, value) for label, value in pairs if value not in (None, "")]
+
+
+def _box(title: str, inner: str) -> str:
+    from podbook.notebook.panels.snapshot import BOX_STYLE
+
+    return (
+        f'<div class="podbook-endpoint" style="{BOX_STYLE}">'
+        f"<div><b>{escape(title)}</b></div>{inner}</div>"
+    )
+
+
+def endpoint_view(endpoint: Any) -> StaticView:
+    """One endpoint as a field list."""
+    pairs = _fields(endpoint)
+    text = "\n".join(f"{label}: {value}" for label, value in pairs)
+    rows = "".join(
+        f"<tr><th style='text-align:left;padding-right:12px'>{escape(label)}</th>"
+        f"<td>{escape(str(value))}</td></tr>"
+        for label, value in pairs
+    )
+    title = f"Endpoint {_wire(endpoint).get('id')}"
+    return StaticView(f"{title}\n{text}", _box(title, f"<table>{rows}</table>"))
+
+
+def endpoint_list_view(endpoints: list[Any]) -> StaticView:
+    """A table of endpoints."""
+    from podbook.notebook.panels.snapshot import table_html, table_text
+
+    rows = [_endpoint_row(e) for e in endpoints]
+    columns = ["id", "name", "version", "image", "workers", "timeout ms", "created"]
+    title = f"Serverless endpoints ({len(rows)})"
+    return StaticView(f"{title}\n{table_text(rows, columns)}", table_html(rows, columns, title))
+
+
+def _diff_text(diff: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{d.get('field')}: {d.get('old')!r} → {d.get('new')!r}" for d in diff)
+
+
+def details_view(details: EndpointDetails) -> StaticView:
+    """An endpoint with tables of its workers and releases."""
+    from podbook.notebook.panels.snapshot import table_html, table_text
+
+    head = endpoint_view(details.endpoint)
+    workers = _wire(details.workers)
+    worker_rows = [
+        {
+            "worker": w.get("id"),
+            "status": w.get("status"),
+            "version": w.get("version"),
+            "stale": "yes" if w.get("isStale") else "no",
+            "uptime s": w.get("uptimeSeconds"),
+        }
+        for w in workers.get("workers") or []
+    ]
+    releases = _wire(details.releases)
+    release_rows = [
+        {
+            "version": r.get("version"),
+            "created": r.get("createdAt"),
+            "workers": r.get("workerCount"),
+            "changes": _diff_text(r.get("diff") or []) or "-",
+        }
+        for r in releases.get("releases") or []
+    ]
+    worker_cols = ["worker", "status", "version", "stale", "uptime s"]
+    release_cols = ["version", "created", "workers", "changes"]
+    worker_title = f"Workers ({len(worker_rows)})"
+    rollout = releases.get("rollout") or {}
+    release_title = (
+        f"Releases ({len(release_rows)}, {rollout.get('percentOnLatest', 100)}% on latest)"
+    )
+    text = "\n\n".join(
+        [
+            head.text,
+            f"{worker_title}\n{table_text(worker_rows, worker_cols)}",
+            f"{release_title}\n{table_text(release_rows, release_cols)}",
+        ]
+    )
+    html = (
+        head.html
+        + table_html(worker_rows, worker_cols, worker_title)
+        + table_html(release_rows, release_cols, release_title)
+    )
+    return StaticView(text, html)
+
+
+# ---------------------------------------------------------------------------- handlers
+
+
+def _create(session: Any, command: EndpointCommand) -> Any:
+    endpoint = session.client.endpoints.create(command.body)
+    return session.show(endpoint, endpoint_view)
+
+
+def _list(session: Any, command: EndpointCommand) -> EndpointList:
+    return session.show(EndpointList(session.client.endpoints.list()), endpoint_list_view)
+
+
+def _show(session: Any, command: EndpointCommand) -> EndpointDetails:
+    endpoints = session.client.endpoints
+    details = EndpointDetails(
+        endpoints.get(command.endpoint_id),
+        endpoints.workers(command.endpoint_id),
+        endpoints.releases(command.endpoint_id),
+    )
+    return session.show(details, details_view)
+
+
+def _update(session: Any, command: EndpointCommand) -> Any:
+    endpoint = session.client.endpoints.update(command.endpoint_id, command.body)
+    return session.show(endpoint, endpoint_view)
+
+
+def _delete(session: Any, command: EndpointCommand) -> Any:
+    endpoint = session.client.endpoints.get(command.endpoint_id)
+    session.client.endpoints.delete(command.endpoint_id)
+    print(f"Deleted endpoint {endpoint.id}; its queued and running jobs were cancelled.")
+    return endpoint
+
+
+HANDLERS: dict[str, Callable[[Any, EndpointCommand], Any]] = {
+    "create": _create,
+    "list": _list,
+    "show": _show,
+    "update": _update,
+    "delete": _delete,
+}
+
+
+def endpoint(magics: Any, line: str) -> Any:
+    """``%endpoint SUBCOMMAND ...``: ours here, ``health|purge|serve`` to the job magics."""
+    from podbook.notebook.errors import user_facing_errors
+
+    words = parsing.split_line(line, "%endpoint")
+    if words and words[0] not in CRUD_VERBS and words[0] in _all_subcommands():
+        from podbook.notebook.jobs import magic
+
+        return magic.endpoint(magics, line)
+    try:
+        name, command = parsing.parse_line("endpoint", line, _all_subcommands())
+    except parsing.HelpShown:
+        return None
+    with user_facing_errors(f"endpoint {name}"), magics._forget_a_stopped_emulator():
+        result = HANDLERS[name](magics.session, command)
+    if command.output:
+        magics.shell.user_ns[command.output] = result
+    return result
