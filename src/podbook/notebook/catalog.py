@@ -62,9 +62,50 @@ ROWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 TITLES = {"gpus": "GPU types", "cpus": "CPU flavors", "datacenters": "Data centers"}
 
 
+def _finder_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A static row of the GPU finder from a panel row (:func:`gpufinder.panel_row`)."""
+    flat = _gpu_row({**row, "cudaVersions": [{"version": v} for v in row.get("cudaVersions", [])]})
+    stocked = [dc for dc in row.get("dataCenters") or [] if dc.get("availability") != "NONE"]
+    flat["data centers"] = ", ".join(f"{dc['id']}:{dc['availability']}" for dc in stocked) or "-"
+    return flat
+
+
+def gpu_finder_view(
+    rows: list[dict[str, Any]],
+    filters: str = "",
+    created: dict[str, Any] | None = None,
+    error: str = "",
+) -> StaticView:
+    """The GPU finder's saved form: the filters, then the table (panel rows)."""
+    from html import escape
+
+    flat = [_finder_row(row) for row in rows]
+    columns = list(flat[0]) if flat else ["id"]
+    title = f"GPU types ({len(flat)})" + (f" — {filters}" if filters else "")
+    notes = []
+    if created:
+        notes.append(f"created pod {created.get('id')} ({created.get('gpu')})")
+    if error:
+        notes.append(error)
+    if not flat:
+        notes.append("no GPU type matches; loosen the filters")
+    text = "\n".join([title, table_text(flat, columns) if flat else "", *notes]).strip()
+    extra = "".join(f"<div>{escape(n)}</div>" for n in notes)
+    html = table_html(flat, columns, title).replace("</table>", "</table>" + extra, 1)
+    if not flat:
+        html += extra
+    return StaticView(text, html)
+
+
 def catalog_view(rows: list[Any]) -> StaticView:
     """The table of ``rows`` (a ``CatalogRows``, whose ``kind`` picks the columns)."""
     kind = getattr(rows, "kind", "gpus")
+    if kind == "gpus":
+        from podbook.notebook.gpufinder import GpuFilters, panel_row
+
+        filters = getattr(rows, "filters", None) or GpuFilters()
+        found = [panel_row(to_wire(entry), filters) for entry in rows]
+        return gpu_finder_view(found, filters.describe())
     flat = [ROWS[kind](to_wire(entry)) for entry in rows]
     columns = list(flat[0]) if flat else ["id"]
     title = f"{TITLES.get(kind, kind)} ({len(flat)})"

@@ -110,6 +110,13 @@ def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRo
     return session.show(rows, session.catalog_view)
 
 
+def _find_gpus(session: NotebookSession, command: Any) -> Any:
+    """``%catalog gpus [filters]``: the GPU finder (:mod:`podbook.notebook.gpufinder`)."""
+    from podbook.notebook.gpufinder import find_gpus
+
+    return find_gpus(session, command)
+
+
 POD_HANDLERS: dict[str, Handler] = {
     "create": create_pod,
     "list": list_pods,
@@ -122,7 +129,7 @@ POD_HANDLERS: dict[str, Handler] = {
 }
 CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}
 CATALOG_HANDLERS: dict[str, Handler] = {
-    "gpus": show_catalog,
+    "gpus": _find_gpus,
     "cpus": show_catalog,
     "datacenters": show_catalog,
 }

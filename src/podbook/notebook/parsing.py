@@ -305,6 +305,11 @@ def build_catalog_subcommands() -> dict[str, Subcommand]:
     """The ``%catalog`` subcommands, by name."""
     commands = {}
     for kind in CATALOG_KINDS:
+        if kind == "gpus":
+            from podbook.notebook.gpufinder import gpu_subcommand
+
+            commands[kind] = gpu_subcommand()
+            continue
         parser = _parser(f"%catalog {kind}", f"Show the catalog of {kind}.")
         add_output_argument(parser)
         commands[kind] = Subcommand(

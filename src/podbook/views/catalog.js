@@ -1,0 +1,529 @@
+// podbook GPU finder: the anywidget view of `%catalog gpus` (CatalogPanel, see
+// docs/architecture.md). Traits: `gpus` (rows: id, name, memory, secure/community, price,
+// maxCount, availability, cudaVersions, dataCenters, command), `filters` (`text`), `busy`,
+// `created`, `error`, `connection`. Sorts by a column header, expands a row into its
+// per-data-center availability. "New cell" puts the row's `%pod create` line in a new cell
+// below (front end; sends `{type: "fill", gpu}` only when it cannot); "Create now" sends
+// `{type: "run", gpu}`.
+
+// <podbook-common>
+// Shared helpers of podbook's views: the single source of truth.
+//
+// anywidget loads each view's ESM from a blob URL, so a view cannot import a sibling
+// module. Each view therefore carries a copy of the block below between the
+// `<podbook-common>` markers; `npm run sync` (in js/) rewrites those copies from this file
+// and a vitest test fails when one has drifted. Edit here, never in a view's copy.
+
+/** The value the notebook side puts in place of a secret-looking env value. */
+export const MASK = "••••••";
+
+/** Lifecycle statuses whose badge pulses: the pod is on its way to RUNNING. */
+export const PENDING_STATUSES = ["PROVISIONING", "STARTING"];
+
+/**
+ * Builds an element. `attrs` keys: `class`, `text`, `title`, `on<event>` handlers,
+ * `data-*`/`aria-*`/other attributes (null or false values are left out).
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = String(value);
+    else if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A status badge; its colour and animation come from `data-status` in podbook.css. */
+export function statusBadge(status) {
+  const text = status || "UNKNOWN";
+  return h("span", {
+    class: "podbook-badge",
+    "data-status": text,
+    "data-pending": PENDING_STATUSES.includes(text) ? "true" : null,
+    text,
+  });
+}
+
+/** `2 × NVIDIA GeForce RTX 4090` for a GPU pod, `cpu5c · 4 vCPU · 16 GB` for a CPU pod. */
+export function formatShape(pod) {
+  if (pod && pod.gpu && pod.gpu.id) return `${pod.gpu.count ?? 1} × ${pod.gpu.id}`;
+  if (pod && pod.cpu && pod.cpu.id) {
+    const parts = [pod.cpu.id];
+    if (pod.cpu.vcpuCount !== undefined) parts.push(`${pod.cpu.vcpuCount} vCPU`);
+    if (pod.cpu.memory !== undefined) parts.push(`${pod.cpu.memory} GB`);
+    return parts.join(" · ");
+  }
+  return "—";
+}
+
+/** `$0.69/h`; three decimals for tiny non-zero rates so they do not read as free. */
+export function formatCost(cost) {
+  if (typeof cost !== "number" || Number.isNaN(cost)) return "—";
+  const digits = cost > 0 && cost < 0.1 ? 3 : 2;
+  return `$${cost.toFixed(digits)}/h`;
+}
+
+/** `42s`, `5m 07s`, `2h 03m`, `3d 4h`. */
+export function formatUptime(seconds) {
+  if (typeof seconds !== "number" || seconds < 0) return "—";
+  const s = Math.floor(seconds);
+  const pad = (n) => String(n).padStart(2, "0");
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+/** True for env keys the notebook masks: JUPYTER_PASSWORD, PUBLIC_KEY, *KEY*, *TOKEN*, ... */
+export function isSecretKey(key) {
+  return /KEY|TOKEN|SECRET|PASSWORD/i.test(String(key));
+}
+
+/** The env value to show: masked again here so a view never shows a secret-looking value. */
+export function displayEnvValue(key, value) {
+  return isSecretKey(key) ? MASK : String(value ?? "");
+}
+
+/** The panel's notes: the error line (`.podbook-error`) and the reconnecting note. */
+export function notices(model) {
+  const nodes = [];
+  if (model.get("connection") === "reconnecting") {
+    nodes.push(h("div", { class: "podbook-reconnecting", role: "status", text: "reconnecting…" }));
+  }
+  const error = model.get("error");
+  if (error) nodes.push(h("div", { class: "podbook-error", role: "alert", text: error }));
+  return nodes;
+}
+
+/**
+ * Copies `text` to the clipboard: the async Clipboard API where the page allows it, else a
+ * selected off-screen textarea and `document.execCommand("copy")`. Resolves to true on success.
+ */
+export async function copyText(text) {
+  try {
+    if (globalThis.navigator && navigator.clipboard && navigator.clipboard.writeText) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // Denied (no user gesture, insecure context): try the textarea fallback below.
+  }
+  const area = h("textarea", {
+    readonly: true,
+    "aria-hidden": "true",
+    class: "podbook-offscreen",
+    style: "position: fixed; top: -1000px; left: -1000px; opacity: 0",
+  });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = typeof document.execCommand === "function" && document.execCommand("copy") === true;
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  return copied;
+}
+
+/**
+ * A copy button for `text`. `feedback` remembers which button last copied, so its "Copied"
+ * label survives the re-render that the next trait change causes. When no way of copying
+ * works, the label says "Press Ctrl+C" and the sibling `code` is selected for the user.
+ */
+export function copyButton(key, text, feedback, rerender) {
+  const button = h("button", {
+    class: "podbook-copy",
+    type: "button",
+    title: "Copy to clipboard",
+    "data-copy": key,
+    text: feedback.key === key ? feedback.label : "Copy",
+  });
+  button.addEventListener("click", async () => {
+    const copied = await copyText(text);
+    if (!copied) selectCode(button);
+    clearTimeout(feedback.timer);
+    feedback.key = key;
+    feedback.label = copied ? "Copied" : "Press Ctrl+C";
+    if (button.isConnected) button.textContent = feedback.label;
+    else rerender();
+    feedback.timer = setTimeout(() => {
+      feedback.key = null;
+      if (button.isConnected) button.textContent = "Copy";
+      else rerender();
+    }, 1500);
+  });
+  return button;
+}
+
+function selectCode(button) {
+  const code = button.parentElement && button.parentElement.querySelector("code");
+  const selection = globalThis.getSelection && getSelection();
+  if (code && selection) selection.selectAllChildren(code);
+}
+
+/** Subscribes `handler` to each `change:<trait>`; returns the function that unsubscribes. */
+export function onTraits(model, traits, handler) {
+  for (const trait of traits) model.on(`change:${trait}`, handler);
+  return () => {
+    for (const trait of traits) model.off(`change:${trait}`, handler);
+  };
+}
+
+/** A `<dt>`/`<dd>` pair for a facts list, or null when there is no value to show. */
+export function fact(label, value, attrs = {}) {
+  if (value === null || value === undefined || value === "") return null;
+  return [h("dt", { text: label }), h("dd", attrs, value)];
+}
+
+/**
+ * Makes `parent`'s children equal to `nodes`, keeping every existing child that is already
+ * equal (`isEqualNode`). A refresh that only moves the utilization bars then leaves the
+ * buttons, links and commands in place, so a click, a hover or a text selection in progress
+ * is not lost to a re-render.
+ */
+export function patchChildren(parent, nodes) {
+  nodes.forEach((node, i) => {
+    const current = parent.children[i];
+    if (!current) parent.append(node);
+    else if (!current.isEqualNode(node)) current.replaceWith(node);
+  });
+  while (parent.children.length > nodes.length) parent.lastElementChild.remove();
+}
+// </podbook-common>
+
+const AVAILABILITY_RANK = { NONE: 0, LOW: 1, MEDIUM: 2, HIGH: 3 };
+
+/** The sortable columns: label, sort key and the value sorted by (null sorts last). */
+export const COLUMNS = [
+  { key: "name", label: "GPU", value: (g) => String(g.name || g.id || "").toLowerCase() },
+  { key: "memory", label: "VRAM", value: (g) => g.memory ?? null },
+  { key: "secure", label: "Secure $/h", value: (g) => (g.secure ? (g.price?.secure ?? null) : null) },
+  {
+    key: "community",
+    label: "Community $/h",
+    value: (g) => (g.community ? (g.price?.community ?? null) : null),
+  },
+  {
+    key: "availability",
+    label: "Availability",
+    value: (g) => AVAILABILITY_RANK[g.availability] ?? null,
+  },
+  { key: "cuda", label: "CUDA", value: (g) => maxCuda(g.cudaVersions) },
+];
+
+function maxCuda(versions) {
+  const numbers = (versions || []).map((v) => {
+    const [major, minor] = String(v).split(".").map(Number);
+    return major * 1000 + (minor || 0);
+  });
+  return numbers.length ? Math.max(...numbers) : null;
+}
+
+/** `rows` sorted by column `key` (`dir` 1 ascending, -1 descending); nulls always last. */
+export function sortRows(rows, key, dir) {
+  const column = COLUMNS.find((c) => c.key === key);
+  if (!column) return [...rows];
+  return rows
+    .map((row, index) => ({ row, index, value: column.value(row) }))
+    .sort((a, b) => {
+      if (a.value === null && b.value === null) return a.index - b.index;
+      if (a.value === null) return 1;
+      if (b.value === null) return -1;
+      if (a.value < b.value) return -dir;
+      if (a.value > b.value) return dir;
+      return a.index - b.index;
+    })
+    .map((item) => item.row);
+}
+
+function price(gpu, cloud) {
+  return gpu[cloud] ? formatCost(gpu.price?.[cloud]) : "—";
+}
+
+function availabilityBadge(level) {
+  return h("span", {
+    class: "podbook-avail",
+    "data-availability": level || "UNKNOWN",
+    text: level || "—",
+  });
+}
+
+/**
+ * Puts `text` into a new code cell below the cell that holds `el`, in JupyterLab or Notebook 7.
+ * Uses the application when the page exposes it, else drives the notebook's own keyboard
+ * commands (select the cell, `B` inserts a cell below, `Enter` edits it) and types the text.
+ * Resolves to true when the new cell holds the text.
+ */
+export async function insertCellBelow(el, text) {
+  const app = globalThis.jupyterapp;
+  const notebookWidget = app?.shell?.currentWidget?.content;
+  if (app?.commands && notebookWidget?.widgets) {
+    const index = notebookWidget.widgets.findIndex((cell) => cell.node?.contains(el));
+    if (index >= 0) notebookWidget.activeCellIndex = index;
+    await app.commands.execute("notebook:insert-cell-below");
+    notebookWidget.activeCell.model.sharedModel.setSource(text);
+    return true;
+  }
+  const cell = el.closest(".jp-Cell");
+  const notebook = el.closest(".jp-Notebook");
+  if (!cell || !notebook) return false;
+  const before = notebook.querySelectorAll(".jp-Cell").length;
+  const target = cell.querySelector(".jp-InputPrompt") || cell;
+  for (const type of ["mousedown", "mouseup", "click"]) {
+    target.dispatchEvent(new MouseEvent(type, { bubbles: true, cancelable: true, button: 0 }));
+  }
+  notebook.focus();
+  const press = (key, code, keyCode) => {
+    const init = { key, code, keyCode, which: keyCode, bubbles: true, cancelable: true };
+    (document.activeElement || notebook).dispatchEvent(new KeyboardEvent("keydown", init));
+  };
+  press("Escape", "Escape", 27);
+  press("b", "KeyB", 66);
+  await nextFrame();
+  const cells = [...notebook.querySelectorAll(".jp-Cell")];
+  if (cells.length !== before + 1) return false;
+  const added = cells[cells.indexOf(cell) + 1];
+  if (!added) return false;
+  press("Enter", "Enter", 13);
+  await nextFrame();
+  const editor = added.querySelector(".cm-content");
+  if (!editor) return false;
+  editor.focus();
+  document.execCommand("insertText", false, text);
+  await nextFrame();
+  return editor.textContent.includes(text.slice(0, 20));
+}
+
+function nextFrame() {
+  return new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+function detailsRow(gpu, span) {
+  const centers = gpu.dataCenters || [];
+  const list = centers.length
+    ? h(
+        "ul",
+        { class: "podbook-dcs" },
+        centers.map((dc) =>
+          h(
+            "li",
+            { "data-dc": dc.id },
+            h("code", { text: dc.id }),
+            ` ${dc.name || ""} `,
+            availabilityBadge(dc.availability),
+          ),
+        ),
+      )
+    : h("div", { class: "podbook-empty", text: "No data center lists this GPU type." });
+  const max = gpu.maxCount || {};
+  return h(
+    "tr",
+    { class: "podbook-details", "data-details-for": gpu.id },
+    h(
+      "td",
+      { colspan: String(span) },
+      list,
+      h("div", {
+        class: "podbook-muted",
+        text: `Up to ${max.secure ?? "—"} (secure) / ${max.community ?? "—"} (community) per pod · ${gpu.manufacturer || ""}`,
+      }),
+      h("code", { class: "podbook-command", text: gpu.command || "" }),
+    ),
+  );
+}
+
+/** Renders the GPU finder into `el`; returns the cleanup that anywidget calls on dispose. */
+function render({ model, el }) {
+  const root = h("div", { class: "podbook podbook-catalog" });
+  el.append(root);
+  const state = { key: null, dir: 1, open: new Set(), note: null };
+
+  function fill(gpu) {
+    const command = gpu.command || "";
+    state.note = { gpu: gpu.id, text: "Adding a cell below…" };
+    rerender();
+    insertCellBelow(el, command)
+      .catch(() => false)
+      .then(async (done) => {
+        if (done) {
+          state.note = { gpu: gpu.id, kind: "filled", text: "Added a new cell below; run it to create the pod." };
+        } else {
+          model.send({ type: "fill", gpu: gpu.id });
+          const copied = await copyText(command);
+          state.note = {
+            gpu: gpu.id,
+            kind: "queued",
+            text: copied
+              ? "Copied the %pod create line; paste it into a cell (it also appears below the next cell you run)."
+              : "The %pod create line appears below the next cell you run.",
+          };
+        }
+        rerender();
+      });
+  }
+
+  function run(gpu) {
+    model.send({ type: "run", gpu: gpu.id });
+  }
+
+  function header() {
+    return h(
+      "tr",
+      {},
+      h("th", { "aria-hidden": "true" }),
+      COLUMNS.map((column) => {
+        const sorted = state.key === column.key;
+        return h(
+          "th",
+          {
+            "data-sort": column.key,
+            "aria-sort": sorted ? (state.dir > 0 ? "ascending" : "descending") : "none",
+            class: "podbook-sortable",
+          },
+          h("button", {
+            type: "button",
+            class: "podbook-sort",
+            text: column.label + (sorted ? (state.dir > 0 ? " ▲" : " ▼") : ""),
+            onclick: () => {
+              state.dir = sorted ? -state.dir : 1;
+              state.key = column.key;
+              rerender();
+            },
+          }),
+        );
+      }),
+      h("th", { text: "Create a pod" }),
+    );
+  }
+
+  function gpuRow(gpu, busy) {
+    const open = state.open.has(gpu.id);
+    return h(
+      "tr",
+      {
+        "data-gpu-id": gpu.id,
+        "data-availability": gpu.availability || "UNKNOWN",
+        "data-expanded": open ? "true" : "false",
+      },
+      h(
+        "td",
+        {},
+        h("button", {
+          type: "button",
+          class: "podbook-expand",
+          "aria-expanded": open ? "true" : "false",
+          title: "Availability per data center",
+          text: open ? "▾" : "▸",
+          onclick: () => {
+            if (open) state.open.delete(gpu.id);
+            else state.open.add(gpu.id);
+            rerender();
+          },
+        }),
+      ),
+      h("td", { title: gpu.id }, h("b", { text: gpu.name || gpu.id }), h("div", { class: "podbook-muted", text: gpu.id })),
+      h("td", { class: "podbook-num", text: gpu.memory !== undefined ? `${gpu.memory} GB` : "—" }),
+      h("td", { class: "podbook-num", "data-price": "secure", text: price(gpu, "secure") }),
+      h("td", { class: "podbook-num", "data-price": "community", text: price(gpu, "community") }),
+      h("td", {}, availabilityBadge(gpu.availability)),
+      h("td", { "data-cuda": "", text: (gpu.cudaVersions || []).join(", ") || "—" }),
+      h(
+        "td",
+        { class: "podbook-create" },
+        h("button", {
+          type: "button",
+          "data-action": "fill",
+          title: gpu.command,
+          text: "New cell",
+          onclick: () => fill(gpu),
+        }),
+        h("button", {
+          type: "button",
+          "data-action": "run",
+          title: `Create the pod now: ${gpu.command}`,
+          disabled: Boolean(busy),
+          text: busy === gpu.id ? "Creating…" : "Create now",
+          onclick: () => run(gpu),
+        }),
+      ),
+    );
+  }
+
+  function table(gpus, busy) {
+    if (!gpus.length) {
+      return h("div", { class: "podbook-empty", text: "No GPU type matches these filters; loosen them." });
+    }
+    const rows = state.key ? sortRows(gpus, state.key, state.dir) : gpus;
+    const span = COLUMNS.length + 2;
+    return h(
+      "table",
+      { class: "podbook-table" },
+      h("thead", {}, header()),
+      h(
+        "tbody",
+        {},
+        rows.flatMap((gpu) => [gpuRow(gpu, busy), state.open.has(gpu.id) ? detailsRow(gpu, span) : null]),
+      ),
+    );
+  }
+
+  function notes() {
+    const nodes = [];
+    const created = model.get("created") || {};
+    if (created.id) {
+      nodes.push(
+        h(
+          "div",
+          { class: "podbook-created", role: "status", "data-created": created.id },
+          `Created pod ${created.id} (${created.status || "?"}) with ${created.gpu}. `,
+          h("code", { text: `%pod show ${created.id}` }),
+        ),
+      );
+    }
+    if (state.note) {
+      nodes.push(
+        h("div", { class: "podbook-note", role: "status", "data-note": state.note.kind || "pending", text: state.note.text }),
+      );
+    }
+    return nodes;
+  }
+
+  function rerender() {
+    const gpus = model.get("gpus") || [];
+    const filters = model.get("filters") || {};
+    const busy = model.get("busy") || "";
+    root.setAttribute("data-count", String(gpus.length));
+    root.setAttribute("data-sort-key", state.key || "");
+    root.setAttribute("data-sort-dir", state.dir > 0 ? "asc" : "desc");
+    patchChildren(root, [
+      h(
+        "div",
+        { class: "podbook-header" },
+        h("b", { text: `GPU types (${gpus.length})` }),
+        h("span", { class: "podbook-filters", text: filters.text || "no filters" }),
+      ),
+      ...notices(model),
+      ...notes(),
+      table(gpus, busy),
+    ]);
+  }
+
+  const unsubscribe = onTraits(model, ["gpus", "filters", "busy", "created", "error", "connection"], rerender);
+  rerender();
+  return () => {
+    unsubscribe();
+    root.remove();
+  };
+}
+
+export default { render };
