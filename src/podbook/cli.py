@@ -84,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long a pod stays STARTING after provisioning or a start (default 2)",
     )
     emu.add_argument(
+        "--log-interval-seconds",
+        type=_positive_seconds,
+        default=5.0,
+        metavar="S",
+        help="how often a RUNNING pod writes a periodic log line (default 5)",
+    )
+    emu.add_argument(
         "--rate-limit",
         action="append",
         default=[],
@@ -190,6 +197,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         accounts=accounts,
         provision_seconds=args.provision_seconds,
         start_seconds=args.start_seconds,
+        log_interval_seconds=args.log_interval_seconds,
         quotas={**DEFAULT_QUOTAS, **quotas},
         broker=broker,
     )

@@ -66,6 +66,7 @@ class EmulatorSettings:
     accounts: list[AccountSpec] = field(default_factory=list)
     provision_seconds: float = 2.0
     start_seconds: float = 2.0
+    log_interval_seconds: float = 5.0  # a RUNNING pod writes a periodic log line this often
     quotas: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_QUOTAS))
     ssh_proxy_host: str = "ssh.podbook.local"
     internal_domain: str = "podbook.internal"

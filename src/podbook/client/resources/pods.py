@@ -20,6 +20,7 @@ from podbook.errors import InvalidRequest, NotFound, WaitFailed, WaitTimeout
 
 if TYPE_CHECKING:
     from podbook.api.pods import CreatePodRequest, Pod, UpdatePodRequest
+    from podbook.client.resources.podlogs import AsyncLogStream, LogStream
 
 __all__ = ["AsyncPods", "PodWatch", "Pods", "pod_calls"]
 
@@ -249,6 +250,29 @@ class Pods(SyncResource):
         """Delete a pod for good."""
         self._request(pod_calls.terminate(pod))
 
+    def logs(
+        self,
+        pod: Pod | str,
+        *,
+        source: str | None = None,
+        tail: int | None = None,
+        since: Any = None,
+        follow: bool = False,
+        idle: float = 1.0,
+    ) -> LogStream:
+        """A pod's log lines (:class:`~podbook.api.logs.LogLine`), oldest first.
+
+        ``source`` ``"container"`` or ``"system"`` (both by default); ``tail`` lines of
+        backfill (service default 100, at most 5000); ``since`` an RFC 3339 time (or a
+        ``datetime``) to start from instead. ``follow=True`` keeps yielding new lines until the
+        pod is terminated or the stream is closed; a dropped connection is resumed without
+        losing or repeating a line. Use it as a context manager or call ``close()``.
+        """
+        from podbook.client.resources.podlogs import LogStream, open_logs
+
+        follower = open_logs(pod, source=source, tail=tail, since=since, follow=follow, idle=idle)
+        return LogStream(self._client, follower)
+
     def wait_for(
         self,
         pod: Pod | str,
@@ -319,6 +343,22 @@ class AsyncPods(AsyncResource):
     async def terminate(self, pod: Pod | str) -> None:
         """Delete a pod for good."""
         return await self._request(pod_calls.terminate(pod))
+
+    def logs(
+        self,
+        pod: Pod | str,
+        *,
+        source: str | None = None,
+        tail: int | None = None,
+        since: Any = None,
+        follow: bool = False,
+        idle: float = 1.0,
+    ) -> AsyncLogStream:
+        """``async for line in client.pods.logs(pod, ...)``: see :meth:`Pods.logs`."""
+        from podbook.client.resources.podlogs import AsyncLogStream, open_logs
+
+        follower = open_logs(pod, source=source, tail=tail, since=since, follow=follow, idle=idle)
+        return AsyncLogStream(self._client, follower)
 
     async def wait_for(
         self,

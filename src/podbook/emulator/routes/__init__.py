@@ -7,6 +7,12 @@ from starlette.routing import BaseRoute
 
 def rest_routes() -> list[BaseRoute]:
     """Every REST v2 and v1 route, with explicit prefixes (the queue comes after them)."""
-    from podbook.emulator.routes import account, catalog, clusters, pods
+    from podbook.emulator.routes import account, catalog, clusters, podlogs, pods
 
-    return [*pods.routes(), *clusters.routes(), *catalog.routes(), *account.routes()]
+    return [
+        *pods.routes(),
+        *podlogs.routes(),
+        *clusters.routes(),
+        *catalog.routes(),
+        *account.routes(),
+    ]

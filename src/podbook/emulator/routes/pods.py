@@ -12,9 +12,12 @@ from podbook.api.pods import CreatePodRequest, PodActionRequest, UpdatePodReques
 from podbook.api.validation import RequestRejected, check_patch_mounts
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
+from podbook.emulator.lifecycle import check_action
 from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
+from podbook.emulator.podlogs import log_book
 from podbook.emulator.pods import (
     apply_action,
+    current_status,
     ensure_not_member,
     new_id,
     new_pod_record,
@@ -193,6 +196,8 @@ async def pod_action(req: ApiRequest) -> Response:
         return _terminate(req, record)
     ensure_not_member(record, "changed")
     now = req.emulator.clock()
+    check_action(current_status(record, now), action, locked=record["locked"], pod_id=record["id"])
+    log_book(req.emulator).note_action(record, action, now)
     updated = dict(record)
     apply_action(updated, action, now, req.emulator.settings)
     req.store.pods.put(req.account_id, updated)
@@ -206,6 +211,7 @@ async def delete_pod(req: ApiRequest) -> Response:
 
 def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
     ensure_not_member(record, "deleted")
+    log_book(req.emulator).note_action(record, "terminate", req.emulator.clock())
     req.store.pods.delete(req.account_id, record["id"])
     req.emulator.views.forget(record["id"])
     return Response(status_code=204)

@@ -1,0 +1,354 @@
+"""Pod logs: ``client.pods.logs(pod, ...)`` — typed lines from the SSE stream, resumable.
+
+``GET /v2/pods/{id}/logs`` answers Server-Sent Events. :class:`LogStream` (sync iterator)
+and :class:`AsyncLogStream` (async iterator) yield :class:`~podbook.api.logs.LogLine` s. When
+the connection drops (reset, cut, read timeout), they reconnect with ``Last-Event-ID`` set to
+the last event seen, and drop any event at or before it, so no line is lost or repeated.
+A connection that delivered events is resumed at once; one that failed before any is tried
+again with a growing pause, and after :attr:`LogFollower.max_failures` such failures in a
+row :class:`~podbook.errors.ConnectionFailed` is raised.
+
+``follow=True`` follows new lines until the stream ends (the pod was terminated) or the
+iterator is closed. ``follow=False`` returns the backfill: it ends once no event arrived for
+``idle`` seconds, or at the first line stamped later than the call's start plus ``idle``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from podbook.api.logs import LOG_SOURCES, TAIL_MAX, LogLine, parse_event_id, parse_rfc3339
+from podbook.client.core import Call
+from podbook.client.resources.base import path_id
+from podbook.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from podbook.client._async import AsyncClient
+    from podbook.client._sync import Client
+
+__all__ = ["AsyncLogStream", "LogFollower", "LogStream", "SseParser", "log_call"]
+
+FOLLOW_READ_TIMEOUT = 60.0  # the emulator sends a keep-alive comment every 15 s
+DEFAULT_IDLE = 1.0
+
+
+@dataclass
+class SseEvent:
+    """One dispatched Server-Sent Event."""
+
+    data: str
+    id: str | None
+    event: str = "message"
+
+
+@dataclass
+class SseParser:
+    """Incremental SSE parser: feed it lines (without their line ending), get events."""
+
+    last_id: str | None = None
+    retry_ms: int | None = None
+    _data: list[str] = field(default_factory=list)
+    _event: str = ""
+    _pending_id: str | None = None
+
+    def feed(self, line: str) -> SseEvent | None:
+        """Take one line; return the event a blank line completes, else None."""
+        if line == "":
+            if not self._data:
+                self._event = ""
+                return None
+            self.last_id = self._pending_id
+            event = SseEvent("\n".join(self._data), self.last_id, self._event or "message")
+            self._data, self._event = [], ""
+            return event
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            self._data.append(value)
+        elif name == "id" and "\0" not in value:
+            self._pending_id = value  # the event's id once it is complete
+        elif name == "event":
+            self._event = value
+        elif name == "retry" and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+    def reset_event(self) -> None:
+        """Forget a half-received event (its connection dropped)."""
+        self._data, self._event, self._pending_id = [], "", self.last_id
+
+
+def log_call(pod: Any, source: str | None, tail: int | None, since: Any) -> Call[None]:
+    """The ``GET /v2/pods/{id}/logs`` call (query checked locally: a bad one is not sent)."""
+    params: dict[str, str] = {}
+    if source is not None:
+        if source not in LOG_SOURCES:
+            raise InvalidRequest(
+                f"source must be one of {', '.join(LOG_SOURCES)}, not {source!r}", status=400
+            )
+        params["source"] = source
+    if tail is not None:
+        if isinstance(tail, bool) or not isinstance(tail, int) or not 0 <= tail <= TAIL_MAX:
+            raise InvalidRequest(f"tail must be an integer from 0 to {TAIL_MAX}", status=400)
+        params["tail"] = str(tail)
+    if since is not None:
+        text = since.isoformat() if hasattr(since, "isoformat") else str(since)
+        if parse_rfc3339(text) is None:
+            raise InvalidRequest(f"since must be an RFC 3339 date-time, not {since!r}", status=400)
+        params["since"] = text
+    return Call("GET", f"/v2/pods/{path_id(pod, 'pod id')}/logs", params=params or None)
+
+
+@dataclass
+class LogFollower:
+    """The I/O-free state of one log stream: requests to send, events to keep."""
+
+    call: Call[None]
+    follow: bool
+    idle: float = DEFAULT_IDLE
+    max_failures: int = 8
+    parser: SseParser = field(default_factory=SseParser)
+    failures: int = 0
+    started: float = field(default_factory=time.time)
+    resume_id: str | None = None
+    _last_seq: int | None = None
+    _last_ts: float | None = None
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The id of the last line kept (the resume cursor)."""
+        return self.resume_id
+
+    def timeout(self, http: httpx.Client | httpx.AsyncClient) -> httpx.Timeout:
+        """Read timeout: the idle bound without follow, a keep-alive margin with it."""
+        base = http.timeout
+        read = FOLLOW_READ_TIMEOUT if self.follow else self.idle
+        return httpx.Timeout(base.connect, read=read, write=base.write, pool=base.pool)
+
+    def prepare(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient) -> None:
+        """Add the resume header and the stream's timeout to a built request."""
+        if self.resume_id:
+            request.headers["Last-Event-ID"] = self.resume_id
+        request.extensions["timeout"] = self.timeout(http).as_dict()
+
+    def take(self, event: SseEvent) -> LogLine | None:
+        """The line an event carries, or None for one already seen (or not a log line)."""
+        cursor = parse_event_id(event.id) if event.id else None
+        if cursor is not None:
+            if cursor.seq is not None and self._last_seq is not None:
+                if cursor.seq <= self._last_seq:
+                    return None
+            elif cursor.seq is None and self._last_ts is not None and cursor.ts <= self._last_ts:
+                return None
+            self._last_seq = cursor.seq if cursor.seq is not None else self._last_seq
+            self._last_ts = cursor.ts
+        try:
+            body = json.loads(event.data)
+        except ValueError:
+            body = {"line": event.data}
+        if not isinstance(body, dict):
+            body = {"line": str(body)}
+        body.setdefault("ts", event.id or "")
+        body["id"] = event.id
+        if event.id:
+            self.resume_id = event.id
+        return LogLine.model_validate(body)
+
+    def past_snapshot(self, line: LogLine) -> bool:
+        """Without follow: whether ``line`` was written after the call began (stop there)."""
+        if self.follow:
+            return False
+        ts = parse_rfc3339(line.ts)
+        return ts is not None and ts > self.started + self.idle
+
+    def retry_delay(self, progressed: bool) -> float:
+        """Seconds to wait before reconnecting; raise-worthy when None."""
+        if progressed:
+            self.failures = 0
+            return 0.0
+        self.failures += 1
+        if self.failures > self.max_failures:
+            return -1.0
+        return min(5.0, 0.1 * 2 ** (self.failures - 1))
+
+
+_DROPPED = (httpx.ReadError, httpx.RemoteProtocolError, httpx.ConnectError, httpx.WriteError)
+
+
+class LogStream:
+    """A pod's log lines (sync iterator); see the module docstring. Close it when done."""
+
+    def __init__(self, client: Client, follower: LogFollower) -> None:
+        self._client = client
+        self._follower = follower
+        self._response: httpx.Response | None = None
+        self._closed = False
+        self._lines = self._run()
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The resume cursor: the id of the last line yielded."""
+        return self._follower.last_event_id
+
+    def __iter__(self) -> Iterator[LogLine]:
+        return self
+
+    def __next__(self) -> LogLine:
+        return next(self._lines)
+
+    def _run(self) -> Iterator[LogLine]:
+        f = self._follower
+        core, http = self._client._core, self._client._http
+        while not self._closed:
+            request = core.build_request(http, f.call)
+            f.prepare(request, http)
+            progressed = False
+            try:
+                response = http.send(request, stream=True)
+            except (httpx.TimeoutException, *_DROPPED) as exc:
+                delay = f.retry_delay(False)
+                if delay < 0 or (not f.follow and isinstance(exc, httpx.TimeoutException)):
+                    raise core.connection_failed(f.call, exc) from exc
+            else:
+                self._response = response
+                try:
+                    core.record_rate_limit(response)
+                    if response.status_code != 200:
+                        response.read()
+                        core.finish(f.call, response)
+                    for text in response.iter_lines():
+                        event = f.parser.feed(text)
+                        line = f.take(event) if event else None
+                        if line is None:
+                            continue
+                        if f.past_snapshot(line):
+                            return
+                        progressed = True
+                        yield line
+                    return  # the server ended the stream: the pod is gone
+                except httpx.ReadTimeout as exc:
+                    if not f.follow:
+                        return  # idle: the backfill is over
+                    delay = f.retry_delay(progressed)
+                    if delay < 0:
+                        raise core.connection_failed(f.call, exc) from exc
+                except _DROPPED as exc:
+                    delay = f.retry_delay(progressed)
+                    if delay < 0:
+                        raise core.connection_failed(f.call, exc) from exc
+                finally:
+                    response.close()
+                    self._response = None
+                    f.parser.reset_event()
+            time.sleep(delay)
+
+    def close(self) -> None:
+        """Stop following and release the connection."""
+        self._closed = True
+        self._lines.close()
+        if self._response is not None:
+            self._response.close()
+
+    def __enter__(self) -> LogStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncLogStream:
+    """The async twin of :class:`LogStream` (``async for line in client.pods.logs(...)``)."""
+
+    def __init__(self, client: AsyncClient, follower: LogFollower) -> None:
+        self._client = client
+        self._follower = follower
+        self._lines = self._run()
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The resume cursor: the id of the last line yielded."""
+        return self._follower.last_event_id
+
+    def __aiter__(self) -> AsyncIterator[LogLine]:
+        return self
+
+    async def __anext__(self) -> LogLine:
+        return await self._lines.__anext__()
+
+    async def _run(self) -> AsyncIterator[LogLine]:
+        f = self._follower
+        core, http = self._client._core, self._client._http
+        while True:
+            request = core.build_request(http, f.call)
+            f.prepare(request, http)
+            progressed = False
+            try:
+                response = await http.send(request, stream=True)
+            except (httpx.TimeoutException, *_DROPPED) as exc:
+                delay = f.retry_delay(False)
+                if delay < 0 or (not f.follow and isinstance(exc, httpx.TimeoutException)):
+                    raise core.connection_failed(f.call, exc) from exc
+            else:
+                try:
+                    core.record_rate_limit(response)
+                    if response.status_code != 200:
+                        await response.aread()
+                        core.finish(f.call, response)
+                    async for text in response.aiter_lines():
+                        event = f.parser.feed(text)
+                        line = f.take(event) if event else None
+                        if line is None:
+                            continue
+                        if f.past_snapshot(line):
+                            return
+                        progressed = True
+                        yield line
+                    return
+                except httpx.ReadTimeout as exc:
+                    if not f.follow:
+                        return
+                    delay = f.retry_delay(progressed)
+                    if delay < 0:
+                        raise core.connection_failed(f.call, exc) from exc
+                except _DROPPED as exc:
+                    delay = f.retry_delay(progressed)
+                    if delay < 0:
+                        raise core.connection_failed(f.call, exc) from exc
+                finally:
+                    await response.aclose()
+                    f.parser.reset_event()
+            await asyncio.sleep(delay)
+
+    async def aclose(self) -> None:
+        """Stop following and release the connection."""
+        await self._lines.aclose()
+
+    async def __aenter__(self) -> AsyncLogStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def open_logs(
+    pod: Any,
+    *,
+    source: str | None = None,
+    tail: int | None = None,
+    since: Any = None,
+    follow: bool = False,
+    idle: float = DEFAULT_IDLE,
+) -> LogFollower:
+    """The follower state for one ``logs(...)`` call (arguments checked here)."""
+    if idle <= 0:
+        raise InvalidRequest("idle must be more than 0 seconds", status=400)
+    return LogFollower(log_call(pod, source, tail, since), follow=bool(follow), idle=idle)
