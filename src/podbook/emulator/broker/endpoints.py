@@ -154,7 +154,7 @@ def endpoint_record(
         "image": fields.get("image", "podbook/local-worker"),
         "gpu": fields.get("gpu"),
         "workers": {"min": 0, "max": 3, **(fields.get("workers") or {})},
-        "scaling": fields.get("scaling") or {"type": "QUEUE_DELAY", "value": 4},
+        "scaling": fields.get("scaling") or {"type": "QUEUE_DELAY", "queueDelay": 4},
         "dataCenterIds": list(fields.get("dataCenterIds") or []),
         "networkVolumes": list(fields.get("networkVolumes") or []),
         "timeout": fields.get("timeout", EXECUTION_TIMEOUT_DEFAULT_MS),
