@@ -375,6 +375,11 @@ class ClientCore:
             hint = "the service is slow or unreachable; retry, or raise the client's timeout="
         else:
             hint = "check the URL (PODBOOK_* variables) and your network"
+        if call.base == "queue" and not call.idempotent and not isinstance(exc, httpx.ConnectError):
+            hint = (
+                "the request may have been carried out, so it was not sent again: check "
+                "(e.g. the job's status) before repeating it; " + hint
+            )
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
 
 
