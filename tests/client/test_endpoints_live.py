@@ -227,3 +227,20 @@ async def test_async_face(emu: Any) -> None:
         await client.endpoints.delete(name)
         with pytest.raises(NotFound):
             await client.endpoints.get(name)
+
+
+def test_a_new_handler_is_a_release_and_serves_the_next_jobs(client: Client, tmp_path: Any) -> None:
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    first.write_text("def handler(job):\n    return 'first'\n")
+    second.write_text("def handler(job):\n    return 'second'\n")
+    name = _name("hnd")
+    client.endpoints.create(name=name, handler=f"{first}:handler")
+    try:
+        assert client.endpoint(name).runsync({}, wait=120_000).output() == "first"
+        updated = client.endpoints.update(name, handler=f"{second}:handler")
+        assert updated.version == 2
+        diff = client.endpoints.releases(name).releases[0].diff
+        assert [(d.field, d.new) for d in diff] == [("handler", f"{second.resolve()}:handler")]
+        assert client.endpoint(name).runsync({}, wait=120_000).output() == "second"
+    finally:
+        client.endpoints.delete(name)
