@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from .jupyterlab import LabServer, open_and_run_all, write_notebook
 
 NOTEBOOK = "catalog_finder.ipynb"
-CELLS = ["%load_ext podbook", "%catalog gpus --min-vram 40 --dc EU-* --available"]
+CELLS = ["%load_ext podbook", "%catalog gpus --min-vram 40 --dc EU-* --available", "1 + 1"]
 TIMEOUT_MS = 30_000
 A40 = "NVIDIA A40"
 
@@ -62,8 +62,24 @@ def test_new_cell_button_fills_pod_create_below(
     expect(panel.locator('[data-note="filled"]')).to_be_visible(timeout=TIMEOUT_MS)
     sources = _cell_sources(page)
     assert len(sources) == before + 1, (sources, console_messages)
+    # Right below the panel's cell, not at the end nor below the cell the user was in.
     assert sources[2] == f'%pod create --gpu "{A40}" --image runpod/pytorch', sources
+    assert sources[3] == "1 + 1", sources
     page.screenshot(path=str(artifacts_dir / "catalog_finder_2_new_cell.png"))
+
+    # Where the page does expose the application (Notebook 7 in dev mode, this harness), the
+    # view uses its commands instead; same result.
+    page.evaluate("() => { window.jupyterapp = window.__lab; }")
+    h100 = "NVIDIA H100 80GB HBM3"
+    panel.locator(f'tr[data-gpu-id="{h100}"] [data-action="fill"]').click()
+    expect(panel.locator('[data-note="filled"]')).to_be_visible(timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
+        arg=before + 2,
+        timeout=TIMEOUT_MS,
+    )
+    sources = _cell_sources(page)
+    assert sources[2] == f'%pod create --gpu "{h100}" --image runpod/pytorch', sources
 
     row.locator('[data-action="run"]').click()
     created = panel.locator("[data-created]")
