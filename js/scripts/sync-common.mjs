@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const VIEWS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "/");
-export const VIEWS = ["pod.js", "podlist.js", "cluster.js", "job.js", "health.js", "catalog.js"];
+export const VIEWS = ["pod.js", "podlist.js", "cluster.js", "job.js", "health.js", "billing.js", "catalog.js"];
 const BLOCK = /\/\/ <podbook-common>\n[\s\S]*?\/\/ <\/podbook-common>\n/;
 
 /** The block a view must carry: common.js verbatim between the markers. */

@@ -18,6 +18,7 @@ from podbook.client.resources import (
     AsyncRegistries,
 )
 from podbook.client.resources.endpoints import AsyncEndpoints
+from podbook.client.resources.billing import AsyncBilling
 from podbook.client.resources.queue import AsyncEndpointClient
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class AsyncClient:
             follow_redirects=False,
         )
         self.pods = AsyncPods(self)
+        self.billing = AsyncBilling(self)
         self.clusters = AsyncClusters(self)
         self.catalog = AsyncCatalog(self)
         self.account = AsyncAccount(self)

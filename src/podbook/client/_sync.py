@@ -12,6 +12,7 @@ from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
 from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
 from podbook.client.resources.endpoints import Endpoints
+from podbook.client.resources.billing import Billing
 from podbook.client.resources.queue import EndpointClient
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class Client:
             follow_redirects=False,
         )
         self.pods = Pods(self)
+        self.billing = Billing(self)
         self.clusters = Clusters(self)
         self.catalog = Catalog(self)
         self.account = Account(self)

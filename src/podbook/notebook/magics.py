@@ -114,6 +114,13 @@ class PodMagics(Magics, Configurable):
         """The catalog: ``%catalog gpus|cpus|datacenters``."""
         return self._run("catalog", line)
 
+    @line_magic
+    def billing(self, line: str = "") -> Any:
+        """Spend over time: ``%billing [--last 7d] [--by day|hour] [--kind pods|...]``."""
+        from podbook.notebook.billing import magic
+
+        return magic.billing(self, line)
+
     @cell_magic
     def runjob(self, line: str = "", cell: str | None = None) -> Any:
         """Run a serverless job: ``%%runjob ENDPOINT [--sync | --async] [--wait MS]
