@@ -277,7 +277,6 @@ export async function insertCellBelow(el, text) {
   const cell = el.closest(".jp-Cell");
   const notebook = el.closest(".jp-Notebook");
   if (!cell || !notebook) return false;
-  const before = notebook.querySelectorAll(".jp-Cell").length;
   const target = cell.querySelector(".jp-InputPrompt") || cell;
   for (const type of ["mousedown", "mouseup", "click"]) {
     target.dispatchEvent(new MouseEvent(type, { bubbles: true, cancelable: true, button: 0 }));
@@ -290,10 +289,10 @@ export async function insertCellBelow(el, text) {
   press("Escape", "Escape", 27);
   press("b", "KeyB", 66);
   await nextFrame();
-  const cells = [...notebook.querySelectorAll(".jp-Cell")];
-  if (cells.length !== before + 1) return false;
-  const added = cells[cells.indexOf(cell) + 1];
-  if (!added) return false;
+  // The inserted cell is the active one now (robust to windowed notebooks, which keep only
+  // the cells near the viewport in the DOM).
+  const added = notebook.querySelector(".jp-Cell.jp-mod-active");
+  if (!added || added === cell) return false;
   press("Enter", "Enter", 13);
   await nextFrame();
   const editor = added.querySelector(".cm-content");
