@@ -111,7 +111,12 @@ class PodMagics(Magics, Configurable):
 
     @line_magic
     def catalog(self, line: str = "") -> Any:
-        """The catalog: ``%catalog gpus|cpus|datacenters``."""
+        """The catalog: ``%catalog gpus|cpus|datacenters``.
+
+        ``%catalog gpus --min-vram 40 --cuda 12.4 --cloud SECURE --dc EU-* --max-price 2
+        --available --count 2`` is the GPU finder: a sortable panel whose buttons fill
+        ``%pod create`` into a new cell or create the pod.
+        """
         return self._run("catalog", line)
 
     @line_magic
