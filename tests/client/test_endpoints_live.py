@@ -244,3 +244,40 @@ def test_a_new_handler_is_a_release_and_serves_the_next_jobs(client: Client, tmp
         assert client.endpoint(name).runsync({}, wait=120_000).output() == "second"
     finally:
         client.endpoints.delete(name)
+
+
+def test_worker_logs_backfill_follow_and_end(emu: Any, client: Client) -> None:
+    name = _name("logs")
+    client.endpoints.create(name=name)
+    job = client.endpoint(name).run({"n": 1})
+    worker = Worker(emu, name, "w-log")
+    try:
+        assert worker.take().json()["id"] == job.id
+        with client.endpoints.worker_logs(name, "w-log") as stream:
+            lines = [line.line for line in stream]
+        assert lines[0].startswith("worker w-log connected") and f"job {job.id} started" in lines
+        with client.endpoints.worker_logs(name, "w-log", tail=1) as stream:
+            assert [line.line for line in stream] == [f"job {job.id} started"]
+        seen: list[str] = []
+        follow = client.endpoints.worker_logs(name, "w-log", tail=0, follow=True)
+
+        def read() -> None:
+            for line in follow:
+                seen.append(line.line)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        time.sleep(0.5)  # the follow request is open (lines arriving before it are backfilled)
+        client.endpoint(name).cancel(job.id)
+        assert _wait_for(lambda: f"job {job.id} ended CANCELLED" in seen)
+        assert f"told to stop job {job.id}" in seen
+        client.endpoints.delete(name)  # the worker goes with its endpoint: the stream ends
+        reader.join(30)
+        assert not reader.is_alive()
+        follow.close()
+    finally:
+        worker.close()
+    with pytest.raises(NotFound):
+        list(client.endpoints.worker_logs("echo", "no-such-worker"))
+    with pytest.raises(InvalidRequest, match="tail"):
+        client.endpoints.worker_logs("echo", "w", tail=-1)

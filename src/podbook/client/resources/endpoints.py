@@ -1,5 +1,6 @@
-"""Serverless endpoints (``/v2/serverless``): create, list, get, update, delete, workers and
-releases. Jobs on an endpoint go through ``client.endpoint(ID)`` (:mod:`.queue`)."""
+"""Serverless endpoints (``/v2/serverless``): create, list, get, update, delete, workers,
+releases and a worker's log (SSE, as the pod logs). Jobs on an endpoint go through
+``client.endpoint(ID)`` (:mod:`.queue`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         ListEndpointWorkersResponse,
         UpdateEndpointRequest,
     )
+    from podbook.client.resources.podlogs import AsyncLogStream, LogFollower, LogStream
 
 __all__ = ["AsyncEndpoints", "Endpoints", "endpoint_calls"]
 
@@ -94,6 +96,26 @@ class endpoint_calls:  # noqa: N801 - a namespace of call builders, used like a 
         )
 
 
+def worker_log_follower(
+    endpoint: Any,
+    worker: Any,
+    *,
+    source: str | None,
+    tail: int | None,
+    since: Any,
+    follow: bool,
+    idle: float,
+) -> LogFollower:
+    """The log follower of ``GET /v2/serverless/{id}/workers/{workerId}/logs`` (the query is
+    checked as for pod logs)."""
+    from podbook.client.resources.podlogs import open_logs
+
+    follower = open_logs("-", source=source, tail=tail, since=since, follow=follow, idle=idle)
+    path = f"{_path(endpoint)}/workers/{path_id(worker, 'worker id')}/logs"
+    follower.call = Call("GET", path, params=follower.call.params)
+    return follower
+
+
 class Endpoints(SyncResource):
     """``client.endpoints``: define, change and remove serverless endpoints."""
 
@@ -132,6 +154,26 @@ class Endpoints(SyncResource):
     def releases(self, endpoint: Endpoint | str) -> ListEndpointReleasesResponse:
         """The endpoint's release history (newest first) and the rollout's progress."""
         return self._request(endpoint_calls.releases(endpoint))
+
+    def worker_logs(
+        self,
+        endpoint: Endpoint | str,
+        worker: Any,
+        *,
+        source: str | None = None,
+        tail: int | None = None,
+        since: Any = None,
+        follow: bool = False,
+        idle: float = 1.0,
+    ) -> LogStream:
+        """One worker's log lines, oldest first (arguments as :meth:`Pods.logs`);
+        ``follow=True`` keeps yielding until the worker is gone."""
+        from podbook.client.resources.podlogs import LogStream
+
+        follower = worker_log_follower(
+            endpoint, worker, source=source, tail=tail, since=since, follow=follow, idle=idle
+        )
+        return LogStream(self._client, follower)
 
 
 class AsyncEndpoints(AsyncResource):
@@ -172,3 +214,22 @@ class AsyncEndpoints(AsyncResource):
     async def releases(self, endpoint: Endpoint | str) -> ListEndpointReleasesResponse:
         """The endpoint's release history and the rollout's progress."""
         return await self._request(endpoint_calls.releases(endpoint))
+
+    def worker_logs(
+        self,
+        endpoint: Endpoint | str,
+        worker: Any,
+        *,
+        source: str | None = None,
+        tail: int | None = None,
+        since: Any = None,
+        follow: bool = False,
+        idle: float = 1.0,
+    ) -> AsyncLogStream:
+        """``async for line in client.endpoints.worker_logs(ep, worker)``."""
+        from podbook.client.resources.podlogs import AsyncLogStream
+
+        follower = worker_log_follower(
+            endpoint, worker, source=source, tail=tail, since=since, follow=follow, idle=idle
+        )
+        return AsyncLogStream(self._client, follower)

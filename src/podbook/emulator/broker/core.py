@@ -510,6 +510,7 @@ class Broker:
         job.worker_id = worker.worker_id
         self._move(job, IN_PROGRESS)
         worker.running.add(job.id)
+        worker.log.note(f"job {job.id} started")
         # Not written: a job stored as IN_QUEUE is what a restart needs (an IN_PROGRESS job
         # goes back to the queue then anyway).
         self._arm(
@@ -527,6 +528,9 @@ class Broker:
                 worker.signal_stop(job.id)
 
     def _finish(self, job: Job, status: str) -> None:
+        worker = self.queues[job.key].workers.get(job.worker_id or "")
+        if worker is not None:
+            worker.log.note(f"job {job.id} ended {status}")
         job.finished_at = now_ms()
         job.expires_at = job.finished_at + int(job.retention_ms * self.settings.time_scale)
         self._move(job, status)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podbook.emulator.broker.jobs import COMPLETED, FAILED, IN_PROGRESS, IN_QUEUE, Job
+from podbook.emulator.broker.workerlogs import WorkerLog
 
 MAX_REMEMBERED_STOPS = 1000
 """Stopped job ids kept per worker for :meth:`WorkerState.resend_stops` (a worker that never
@@ -34,6 +35,8 @@ class WorkerState:
     version: int | None = None
     """The endpoint's configuration version when this worker first called in."""
     started_at: float = field(default_factory=time.time)
+    log: WorkerLog = field(default_factory=WorkerLog)
+    """What the broker saw of this worker (``/workers/{workerId}/logs``)."""
     stopped: dict[str, None] = field(default_factory=dict)
     """Jobs this worker was told to stop, until a ping no longer lists them (oldest first)."""
 
@@ -43,6 +46,7 @@ class WorkerState:
 
     def signal_stop(self, job_id: str) -> None:
         """Queue a stop signal for ``job_id`` and wake the waiting job-stop request."""
+        self.log.note(f"told to stop job {job_id}")
         self.stopped[job_id] = None
         while len(self.stopped) > MAX_REMEMBERED_STOPS:
             del self.stopped[next(iter(self.stopped))]
@@ -155,5 +159,9 @@ class EndpointQueue:
         if state is None:
             state = self.workers[worker_id] = WorkerState(worker_id)
             state.version = self.record.get("version")
+            state.log.note(
+                f"worker {worker_id} connected to {self.endpoint_id} "
+                f"(endpoint version {state.version or 1})"
+            )
         state.touch()
         return state

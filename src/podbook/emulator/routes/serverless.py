@@ -6,7 +6,8 @@ start and supervise podbook workers for it on first use. ``GET`` lists (built-in
 and ``stream-demo`` included) or reads one; ``PATCH`` changes the given fields (a new
 release when the container or handler configuration changes); ``DELETE`` removes one (204),
 its queued and running jobs ending CANCELLED and its supervised worker stopped.
-``GET .../workers`` lists the workers connected now; ``GET .../releases`` the release history.
+``GET .../workers`` lists the workers connected now; ``GET .../releases`` the release history;
+``GET .../workers/{workerId}/logs`` streams what the broker saw of one worker (SSE).
 ``POST /v2/serverless/{id}/worker-keys`` (full key) answers ``{"workerKey": "wk_..."}``, a
 key that lets a worker serve that endpoint of that account and nothing else.
 """
@@ -31,6 +32,7 @@ from podbook.emulator.broker.service import queue_service
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.workerlogs import worker_logs
 from podbook.emulator.validation import validate
 
 
@@ -149,5 +151,6 @@ def routes() -> list[BaseRoute]:
         api_route("/v2/serverless/{id}", delete_endpoint, ["DELETE"]),
         api_route("/v2/serverless/{id}/workers", list_workers, ["GET"]),
         api_route("/v2/serverless/{id}/releases", list_releases, ["GET"]),
+        api_route("/v2/serverless/{id}/workers/{workerId}/logs", worker_logs, ["GET"]),
         api_route("/v2/serverless/{id}/worker-keys", create_worker_key, ["POST"]),
     ]
