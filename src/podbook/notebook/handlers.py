@@ -117,6 +117,13 @@ def _find_gpus(session: NotebookSession, command: Any) -> Any:
     return find_gpus(session, command)
 
 
+def _pod_logs(session: NotebookSession, command: Any) -> Any:
+    """``%pod logs ID [--follow] [--tail N] [--source ...]`` (:mod:`podbook.notebook.podlogs`)."""
+    from podbook.notebook.podlogs import show_logs
+
+    return show_logs(session, command)
+
+
 POD_HANDLERS: dict[str, Handler] = {
     "create": create_pod,
     "list": list_pods,
@@ -126,6 +133,7 @@ POD_HANDLERS: dict[str, Handler] = {
     "stop": pod_action,
     "restart": pod_action,
     "terminate": terminate_pod,
+    "logs": _pod_logs,
 }
 CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}
 CATALOG_HANDLERS: dict[str, Handler] = {

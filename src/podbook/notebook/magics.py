@@ -96,7 +96,7 @@ class PodMagics(Magics, Configurable):
 
     @line_magic
     def pod(self, line: str = "") -> Any:
-        """Pods: ``%pod create|list|show|start|stop|restart|terminate|ssh ...``.
+        """Pods: ``%pod create|list|show|start|stop|restart|terminate|ssh|logs ...``.
 
         ``%pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch --ssh``
         creates a pod and shows its live panel; ``%pod SUBCOMMAND --help`` lists the flags.

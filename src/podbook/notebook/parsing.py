@@ -273,6 +273,9 @@ def build_pod_subcommands() -> dict[str, Subcommand]:
             listing, lambda ns: ListPodsCommand(all=ns.all, output=ns.output), "list pods"
         ),
     }
+    from podbook.notebook.podlogs import logs_subcommand
+
+    commands["logs"] = logs_subcommand()
     helps = {"show": "show one pod's live panel", "ssh": "print the ready SSH commands"}
     helps.update({action: f"{action} a pod" for action in POD_ACTIONS})
     for verb, help_text in helps.items():

@@ -94,6 +94,10 @@ class NotebookSession:
 
     # -- panels and views ---------------------------------------------------------------------
 
+    def panels_on(self) -> bool:
+        """Whether magics display live panels now (``PodMagics.show_panels``)."""
+        return bool(self._show_panels())
+
     def pod_panel(self, pod: Any) -> Any:
         """A live :class:`PodPanel` for ``pod``, registered with the refresher."""
         from podbook.notebook.panels import PodPanel

@@ -1,8 +1,10 @@
 // podbook pod panel: the anywidget view of one pod (PodPanel, see docs/architecture.md).
 //
-// Dumb by design: every value comes from the traits `pod`, `error`, `busy`, `connection`
-// and `updated`; the only message sent is `{type: "action", action}`. The only timers are
-// the copy feedback and the one-second uptime tick while the pod is RUNNING.
+// Dumb by design: every value comes from the traits `pod`, `error`, `busy`, `connection`,
+// `updated` and `tab`; the view sends `{type: "action", action}`, and `{type: "logs", follow,
+// have}` when its Logs tab opens or closes (the kernel then streams `{type: "log-lines",
+// lines}` and, at the end, `{type: "log-end", error?}`). The only timers are the copy
+// feedback and the one-second uptime tick while the pod is RUNNING.
 //
 // HTTP port links: the real service serves a pod's HTTP port `P` at
 // `https://{podId}-{P}.proxy.runpod.net`. When `pod.runtime.ports` maps `P` to a loopback
@@ -432,12 +434,85 @@ function footer(model) {
   return h("div", { class: "podbook-updated", text: `updated ${text}` });
 }
 
+const TABS = [
+  ["overview", "Overview"],
+  ["logs", "Logs"],
+];
+
+/** Most log lines the Logs tab keeps (the oldest are dropped beyond it). */
+export const MAX_LOG_LINES = 1000;
+
+function tabBar(current, select) {
+  return h(
+    "div",
+    { class: "podbook-tabs", role: "tablist" },
+    TABS.map(([name, label]) =>
+      h(
+        "button",
+        {
+          class: name === current ? "podbook-tab podbook-tab-active" : "podbook-tab",
+          type: "button",
+          role: "tab",
+          "data-tab": name,
+          "aria-selected": name === current ? "true" : "false",
+          onclick: () => select(name),
+        },
+        label,
+      ),
+    ),
+  );
+}
+
+/**
+ * The Logs tab's area: kept across re-renders (lines are appended to it, never rebuilt).
+ * Lines arrive as `{type: "log-lines", lines: [{seq, ts, source, line}]}`; a line whose
+ * `seq` the view already holds is dropped, and only the last MAX_LOG_LINES are kept.
+ */
+function logArea() {
+  const status = h("div", { class: "podbook-log-status", text: "waiting for log lines…" });
+  const list = h("div", { class: "podbook-log-lines", role: "log", "aria-live": "polite" });
+  const box = h("div", { class: "podbook-logs", "data-lines": "0" }, status, list);
+  const logs = { box, list, status, lastSeq: 0 };
+
+  logs.append = (lines) => {
+    const stick = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    for (const item of lines || []) {
+      if (typeof item.seq === "number") {
+        if (item.seq <= logs.lastSeq) continue;
+        logs.lastSeq = item.seq;
+      }
+      list.append(
+        h(
+          "div",
+          { class: "podbook-log-line", "data-seq": item.seq, "data-source": item.source },
+          h("span", { class: "podbook-log-ts", text: item.ts }),
+          " ",
+          h("span", { class: "podbook-log-text", text: item.line }),
+        ),
+      );
+    }
+    while (list.children.length > MAX_LOG_LINES) list.firstElementChild.remove();
+    box.setAttribute("data-lines", String(list.children.length));
+    status.textContent = list.children.length ? "" : "waiting for log lines…";
+    if (stick) list.scrollTop = list.scrollHeight;
+  };
+
+  logs.end = (error) => {
+    box.setAttribute("data-ended", "true");
+    status.textContent = error ? `log stream stopped: ${error}` : "the log stream has ended";
+    status.classList.toggle("podbook-error", Boolean(error));
+  };
+  return logs;
+}
+
 /** Renders the pod panel into `el`; returns the cleanup that anywidget calls on dispose. */
 function render({ model, el }) {
   const root = h("div", { class: "podbook podbook-pod" });
   el.append(root);
   const feedback = { key: null, label: "", timer: null };
-  const state = { confirmTerminate: false, envOpen: false, lastStatus: null };
+  const state = { confirmTerminate: false, envOpen: false, lastStatus: null, tab: "overview" };
+  const logs = logArea();
+  let following = false;
   let uptime = { base: null, receivedAt: 0 };
   let ticker = null;
 
@@ -456,11 +531,21 @@ function render({ model, el }) {
     root.setAttribute("data-status", pod.status || "");
     root.setAttribute("data-pod-id", pod.id || "");
     root.setAttribute("aria-busy", model.get("busy") ? "true" : "false");
+    root.setAttribute("data-tab", state.tab);
+    if (state.tab === "logs") {
+      patchChildren(
+        root,
+        [header(pod), ...notices(model), tabBar(state.tab, selectTab), logs.box, footer(model)]
+          .filter(Boolean),
+      );
+      return;
+    }
     patchChildren(
       root,
       [
         header(pod),
         ...notices(model),
+        tabBar(state.tab, selectTab),
         facts(pod, uptimeText()),
         sshSection(pod, feedback, rerender),
         portsSection(pod),
@@ -470,6 +555,27 @@ function render({ model, el }) {
         footer(model),
       ].filter(Boolean),
     );
+  }
+
+  /** Follows the log (asks the kernel) while the Logs tab is open, and only then. */
+  function follow(on) {
+    if (on === following) return;
+    following = on;
+    model.send(
+      on ? { type: "logs", follow: true, have: logs.lastSeq } : { type: "logs", follow: false },
+    );
+  }
+
+  function selectTab(name) {
+    state.tab = name === "logs" ? "logs" : "overview";
+    follow(state.tab === "logs");
+    rerender();
+  }
+
+  function onMessage(message) {
+    if (!message || typeof message !== "object") return;
+    if (message.type === "log-lines") logs.append(message.lines);
+    else if (message.type === "log-end") logs.end(message.error);
   }
 
   function onPodChange() {
@@ -488,9 +594,17 @@ function render({ model, el }) {
 
   const unsubscribePod = onTraits(model, ["pod"], onPodChange);
   const unsubscribeRest = onTraits(model, ["error", "busy", "connection", "updated"], rerender);
+  const onTab = () => selectTab(model.get("tab"));
+  model.on("change:tab", onTab);
+  model.on("msg:custom", onMessage);
+  state.tab = model.get("tab") === "logs" ? "logs" : "overview";
+  follow(state.tab === "logs");
   onPodChange();
 
   return () => {
+    follow(false);
+    model.off("change:tab", onTab);
+    model.off("msg:custom", onMessage);
     unsubscribePod();
     unsubscribeRest();
     stopTicker();

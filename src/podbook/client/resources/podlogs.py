@@ -9,13 +9,15 @@ again with a growing pause, and after :attr:`LogFollower.max_failures` such fail
 row :class:`~podbook.errors.ConnectionFailed` is raised.
 
 ``follow=True`` follows new lines until the stream ends (the pod was terminated) or the
-iterator is closed. ``follow=False`` returns the backfill: it ends once no event arrived for
-``idle`` seconds, or at the first line stamped later than the call's start plus ``idle``.
+iterator is closed. ``follow=False`` returns the backfill: it ends after ``tail`` lines,
+once no event arrived for ``idle`` seconds, or before the first line stamped after the call
+began.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -120,6 +122,7 @@ class LogFollower:
     failures: int = 0
     started: float = field(default_factory=time.time)
     resume_id: str | None = None
+    kept: int = 0
     _last_seq: int | None = None
     _last_ts: float | None = None
 
@@ -164,11 +167,16 @@ class LogFollower:
         return LogLine.model_validate(body)
 
     def past_snapshot(self, line: LogLine) -> bool:
-        """Without follow: whether ``line`` was written after the call began (stop there)."""
+        """Without follow: whether ``line`` is past the backfill (stop before it): the
+        ``tail`` lines were all received, or it was written after the call began."""
         if self.follow:
             return False
+        self.kept += 1
+        tail = (self.call.params or {}).get("tail")
+        if tail is not None and "since" not in (self.call.params or {}) and self.kept > int(tail):
+            return True
         ts = parse_rfc3339(line.ts)
-        return ts is not None and ts > self.started + self.idle
+        return ts is not None and ts > self.started
 
     def retry_delay(self, progressed: bool) -> float:
         """Seconds to wait before reconnecting; raise-worthy when None."""
@@ -252,11 +260,14 @@ class LogStream:
             time.sleep(delay)
 
     def close(self) -> None:
-        """Stop following and release the connection."""
+        """Stop following and release the connection (may be called from another thread:
+        the iterator then ends at its next event)."""
         self._closed = True
-        self._lines.close()
-        if self._response is not None:
-            self._response.close()
+        response = self._response
+        if response is not None:
+            response.close()
+        with contextlib.suppress(ValueError):  # "generator already executing": another thread
+            self._lines.close()
 
     def __enter__(self) -> LogStream:
         return self

@@ -10,6 +10,7 @@ import traitlets
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
 from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
+from podbook.notebook.panels.podlogs import LogFollower
 from podbook.notebook.panels.snapshot import pod_html, pod_text
 
 ACTIONS = ("start", "stop", "restart", "terminate")
@@ -27,6 +28,7 @@ class PodPanel(Panel):
 
     pod = traitlets.Dict().tag(sync=True)
     busy = traitlets.Unicode("").tag(sync=True)
+    tab = traitlets.Unicode("overview").tag(sync=True)
 
     def __init__(
         self, pod: Any, client: Any = None, on_change: Callable[[], None] | None = None
@@ -34,6 +36,7 @@ class PodPanel(Panel):
         super().__init__(client=client, on_change=on_change)
         self.pod = pod_state(pod)
         self._touched_locally()
+        self.logs = LogFollower(self.pod_id, lambda: self.client, self.send)
         self.on_msg(self._on_view_message)
 
     @property
@@ -64,6 +67,20 @@ class PodPanel(Panel):
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "action":
             self.request_action(str(content.get("action", "")))
+        elif isinstance(content, dict) and content.get("type") == "logs":
+            self.logs.handle(content)
+
+    def open_logs(self, *, tail: int | None = None, source: str | None = None) -> None:
+        """Show the Logs tab first (``%pod logs ID --follow``): the view follows on render."""
+        if tail is not None:
+            self.logs.backfill = tail
+        self.logs.source = source
+        self.tab = "logs"
+
+    def close(self) -> None:
+        """Stop following the log, then close the widget."""
+        self.logs.stop()
+        super().close()
 
     def request_action(self, action: str) -> None:
         """Run ``action`` on a worker thread; refuse what ``pod.actions`` does not allow."""
