@@ -113,6 +113,12 @@ def test_count_goes_to_the_api_and_into_the_create_line(ip: Any, comms: Any, cli
     assert all(':8" --image' in g["command"] for g in panel.gpus)
 
 
+def test_image_of_the_create_lines(ip: Any, comms: Any) -> None:
+    _, panel = find(ip, "--min-vram 40 --image me/train:2")
+    assert all(g["command"].endswith("--image me/train:2") for g in panel.gpus)
+    assert "me/train" not in panel.filters["text"]
+
+
 def test_the_issues_example(ip: Any, comms: Any) -> None:
     rows, panel = find(ip, "--min-vram 40 --cuda 12.4 --cloud SECURE --dc EU-*")
     assert rows and all(r.memory >= 40 and r.secure for r in rows)
@@ -196,6 +202,7 @@ def test_no_key_in_widget_state(ip: Any, comms: Any, nb_env: Any) -> None:
         ("--min-ram 4", ["unknown argument --min-ram", "%catalog gpus --help"]),
         ("--dc EU RO", ["unexpected words", "quote values"]),
         ("--available yes", ["unexpected words"]),
+        ("--image ''", ["--image", "container image"]),
     ],
 )
 def test_bad_input_is_one_line(ip: Any, flags: str, needles: list[str]) -> None:

@@ -45,6 +45,7 @@ class GpuFilters:
     max_price: float | None = None
     available: bool = False
     count: int | None = None
+    image: str = DEFAULT_IMAGE  # not a filter: the image of the ``%pod create`` lines
 
     def describe(self) -> str:
         """``VRAM ≥ 40 GB · CUDA ≥ 12.4 · SECURE · DC EU-*``, or ``no filters``."""
@@ -117,6 +118,12 @@ def _dc(text: str) -> str:
     return text.upper()
 
 
+def _image(text: str) -> str:
+    if not text.strip() or any(c.isspace() for c in text):
+        raise ValueError(text)
+    return text
+
+
 def _typed(fn: Any, expected: str) -> Any:
     def parse(text: str) -> Any:
         try:
@@ -142,6 +149,12 @@ def gpu_subcommand() -> Subcommand:
     add("--max-price", type=_typed(_price, "USD per GPU-hour, e.g. 2.5"), metavar="USD")
     add("--available", action="store_true", help="only GPU types with stock now")
     add("--count", type=_typed(_vram, "a positive integer"), metavar="N", help="GPUs per pod")
+    add(
+        "--image",
+        default=DEFAULT_IMAGE,
+        type=_typed(_image, "a container image such as runpod/pytorch"),
+        help=f"image of the %%pod create lines (default {DEFAULT_IMAGE})",
+    )
     add_output_argument(parser)
 
     def build(ns: argparse.Namespace) -> GpuFinderCommand:
@@ -153,6 +166,7 @@ def gpu_subcommand() -> Subcommand:
             max_price=ns.max_price,
             available=ns.available,
             count=ns.count,
+            image=ns.image,
         )
         return GpuFinderCommand(filters=filters, output=ns.output)
 
@@ -231,8 +245,9 @@ def keep(gpu: dict[str, Any], filters: GpuFilters) -> bool:
     return True
 
 
-def create_line(gpu_id: str, filters: GpuFilters, image: str = DEFAULT_IMAGE) -> str:
+def create_line(gpu_id: str, filters: GpuFilters) -> str:
     """The ``%pod create`` line for one GPU type under these filters."""
+    image = filters.image
     gpu = f"{gpu_id}:{filters.count}" if filters.count and filters.count > 1 else gpu_id
     quoted = f'"{gpu}"' if _PLAIN.match(gpu) else shlex.quote(gpu)
     words = ["%pod create", "--gpu", quoted, "--image", shlex.quote(image)]
