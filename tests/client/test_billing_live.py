@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -20,9 +21,16 @@ SERVERLESS_RATE = 1.1  # $/h of a worker of an endpoint without a GPU (RTX 4090 
 
 
 @pytest.fixture(scope="module")
-def billing_client(start_emulator: object) -> Iterator[Client]:
-    """A client of an emulator of its own."""
-    emu = start_emulator()  # type: ignore[operator]
+def billing_emulator(start_emulator: object) -> object:
+    """An emulator of its own; queue retention scaled down (1 min → 1.2 s) so that finished
+    jobs are forgotten by the broker within a test."""
+    return start_emulator(extra_args=("--queue-time-scale", "0.02"))  # type: ignore[operator]
+
+
+@pytest.fixture(scope="module")
+def billing_client(billing_emulator: Any) -> Iterator[Client]:
+    """A client of that emulator."""
+    emu = billing_emulator
     with Client(api_key=emu.api_key, rest_url=emu.url, queue_url=emu.url, v1_url=emu.url) as client:
         yield client
 
@@ -127,7 +135,9 @@ def test_pod_spend_is_its_running_time_times_its_price(billing_client: Client) -
     assert client.billing.pods(pod_id=pod.id, **window).metadata.totals.gpu_amount == spent
 
 
-def test_serverless_spend_is_execution_time_times_the_worker_rate(billing_client: Client) -> None:
+def test_serverless_spend_is_execution_time_times_the_worker_rate(
+    billing_client: Client, billing_emulator: Any
+) -> None:
     client = billing_client
     job = client.endpoint("echo").runsync({"n": 1}, wait=60_000)
     deadline = time.monotonic() + 60
@@ -135,10 +145,27 @@ def test_serverless_spend_is_execution_time_times_the_worker_rate(billing_client
         time.sleep(0.2)
         job = client.endpoint("echo").status(job.id)
     assert job.status == "COMPLETED"
-    billed = client.billing.serverless(serverless_id="echo", last_n=2, bucket_size="hour")
     expected = job.execution_time / 1000 / 3600 * SERVERLESS_RATE
+
+    def spent() -> Any:
+        return client.billing.serverless(serverless_id="echo", last_n=2, bucket_size="hour")
+
+    billed = spent()
     assert billed.metadata.totals.gpu_amount == pytest.approx(expected, abs=2e-6)
     assert billed.metadata.unique_serverless_count == 1
+    # The broker forgets the job after its retention; its spend stays, across a restart too.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            client.endpoint("echo").status(job.id)
+        except APIError:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the job was never forgotten")
+    assert spent().metadata.totals.gpu_amount == pytest.approx(expected, abs=2e-6)
+    billing_emulator.restart()
+    assert spent().metadata.totals.gpu_amount == pytest.approx(expected, abs=2e-6)
 
 
 def test_aggregate_buckets_add_up_and_match_the_kinds(billing_client: Client) -> None:

@@ -147,7 +147,7 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
         views=PodViews(settings),
     )
     queue = install_broker(emulator, store, settings.broker)
-    install_billing(store, emulator.clock)
+    install_billing(store, emulator.clock, queue)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

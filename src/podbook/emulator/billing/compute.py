@@ -9,6 +9,7 @@ execution time at the endpoint's worker rate; network volumes bill their size fo
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -96,18 +97,24 @@ def worker_rate(endpoint: dict[str, Any]) -> tuple[str, float]:
     return "gpuAmount", float(entry["price"]["serverless"])
 
 
-def _serverless_usages(service: Any, account_id: str, now: float) -> Iterable[Usage]:
-    if service is None:
+def _serverless_usages(store: Store, service: Any, account_id: str, now: float) -> Iterable[Usage]:
+    """Ended executions from the archive, running ones from the broker."""
+    broker = getattr(service, "broker", None)
+
+    def rate(endpoint_id: str) -> tuple[str, float]:
+        queue = broker.queues.get((account_id, endpoint_id)) if broker else None
+        return worker_rate(queue.record if queue else {})
+
+    for run in archive_of(store).executions(account_id):
+        component, per_hour = rate(run["endpointId"])
+        yield Usage("serverless", run["endpointId"], component, run["start"], run["end"], per_hour)
+    if broker is None:
         return
-    for job in list(service.broker.jobs.values()):
-        if job.account_id != account_id or job.started_at is None:
+    for job in list(broker.jobs.values()):
+        if job.account_id != account_id or job.started_at is None or job.finished_at is not None:
             continue
-        queue = service.broker.queues.get((account_id, job.endpoint_id))
-        component, rate = worker_rate(queue.record if queue else {})
-        end_ms = job.finished_at if job.finished_at is not None else now * 1000
-        yield Usage(
-            "serverless", job.endpoint_id, component, job.started_at / 1000, end_ms / 1000, rate
-        )
+        component, per_hour = rate(job.endpoint_id)
+        yield Usage("serverless", job.endpoint_id, component, job.started_at / 1000, now, per_hour)
 
 
 def _volume_usages(store: Store, account_id: str, now: float) -> Iterable[Usage]:
@@ -131,7 +138,7 @@ def usages(store: Store, account_id: str, now: float, queue: Any = None) -> list
     pods = [billable(r, now) for r in store.pods.all_of(account_id)]
     for facts in [*archive_of(store).of(account_id), *pods]:
         out.extend(_pod_usages(facts, now))
-    out.extend(_serverless_usages(queue, account_id, now))
+    out.extend(_serverless_usages(store, queue, account_id, now))
     out.extend(_volume_usages(store, account_id, now))
     return out
 
@@ -151,19 +158,25 @@ def _money(value: float) -> float:
 def bucket_amounts(
     window: Window, items: list[Usage]
 ) -> list[tuple[datetime, datetime, dict[tuple[str, str], dict[str, float]]]]:
-    """Per bucket: ``{(kind, resource_id): {component: amount}}`` (only what overlaps)."""
-    out = []
-    for start, end in window.buckets():
-        lo, hi = _ts(start), _ts(end)
-        amounts: dict[tuple[str, str], dict[str, float]] = {}
-        for usage in items:
-            hours = _overlap_hours(usage, lo, hi)
-            if hours <= 0:
-                continue
-            slot = amounts.setdefault((usage.kind, usage.resource_id), {})
-            slot[usage.component] = slot.get(usage.component, 0.0) + hours * usage.rate
-        out.append((start, end, amounts))
-    return out
+    """Per bucket: ``{(kind, resource_id): {component: amount}}`` (only what overlaps).
+
+    Each usage visits only the buckets it overlaps (found by bisection), so many short job
+    executions over many buckets stay cheap.
+    """
+    buckets = window.buckets()
+    edges = [_ts(start) for start, _ in buckets] + [_ts(window.end)]
+    amounts: list[dict[tuple[str, str], dict[str, float]]] = [{} for _ in buckets]
+    for usage in items:
+        if usage.end <= edges[0] or usage.start >= edges[-1]:
+            continue
+        index = max(0, bisect_right(edges, usage.start) - 1)
+        while index < len(buckets) and edges[index] < usage.end:
+            hours = _overlap_hours(usage, edges[index], edges[index + 1])
+            if hours > 0:
+                slot = amounts[index].setdefault((usage.kind, usage.resource_id), {})
+                slot[usage.component] = slot.get(usage.component, 0.0) + hours * usage.rate
+            index += 1
+    return [(start, end, amounts[i]) for i, (start, end) in enumerate(buckets)]
 
 
 def aggregate(window: Window, items: list[Usage]) -> list[dict[str, Any]]:

@@ -3,11 +3,14 @@
 A pod is billed only while RUNNING: each stored pod keeps ``runs``, its closed RUNNING
 intervals ``[start, end]`` (epoch seconds); the open one is derived from its phase. When a pod
 is terminated its billable facts move to the ``billing_archive`` table, so its spend stays in
-the history after the pod is gone (and across emulator restarts).
+the history after the pod is gone (and across emulator restarts). Each serverless job
+execution that ends is written there too (the broker forgets jobs after their retention);
+those rows are batched and written half a second later, off the request's path.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
@@ -73,8 +76,12 @@ class BillingArchive:
                 "SELECT account_id, doc FROM billing_archive ORDER BY rowid"
             ).fetchall()
         self._by_account: dict[str, list[Record]] = {}
+        self._jobs: dict[str, list[Record]] = {}
+        self._pending: list[tuple[str, str, str]] = []
         for account_id, doc in rows:
-            self._by_account.setdefault(account_id, []).append(orjson.loads(doc))
+            facts = orjson.loads(doc)
+            target = self._jobs if facts.get("kind") == "job" else self._by_account
+            target.setdefault(account_id, []).append(facts)
 
     def add(self, account_id: str, record: Record, now: float) -> None:
         """Archive a pod being terminated at ``now``."""
@@ -88,6 +95,39 @@ class BillingArchive:
     def of(self, account_id: str) -> list[Record]:
         """The account's archived pods."""
         return list(self._by_account.get(account_id, []))
+
+    def add_execution(self, account_id: str, facts: Record) -> None:
+        """Keep one ended job execution (``endpointId``, ``start``/``end`` epoch seconds)."""
+        facts = {**facts, "kind": "job"}
+        self._jobs.setdefault(account_id, []).append(facts)
+        self._pending.append((facts["id"], account_id, orjson.dumps(facts).decode()))
+        if len(self._pending) == 1:
+            try:
+                asyncio.get_running_loop().call_later(0.5, self.flush)
+            except RuntimeError:  # no loop (tests, tools): write now
+                self.flush()
+
+    def executions(self, account_id: str) -> list[Record]:
+        """The account's ended job executions."""
+        return list(self._jobs.get(account_id, []))
+
+    def flush(self) -> None:
+        """Write the batched job executions in one transaction."""
+        rows, self._pending = self._pending, []
+        if not rows:
+            return
+        with self._store._lock:
+            db = self._store._db
+            db.execute("BEGIN")
+            try:
+                db.executemany(
+                    "INSERT OR REPLACE INTO billing_archive (id, account_id, doc) VALUES (?, ?, ?)",
+                    rows,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
 
 def archive_of(store: Store) -> BillingArchive:
@@ -104,9 +144,33 @@ def terminated(store: Store, account_id: str, record: Record, now: float) -> Non
     archive_of(store).add(account_id, record, now)
 
 
-def install(store: Store, clock: Any) -> None:
-    """Archive every pod the store deletes (terminate, cluster delete) before it goes."""
+def _watch_jobs(archive: BillingArchive, broker: Any) -> None:
+    """Keep each job execution as it ends (chained before the broker's own hook)."""
+    previous = broker.on_job_ended
+
+    def ended(job: Any) -> None:
+        if job.started_at is not None and job.finished_at is not None:
+            archive.add_execution(
+                job.account_id,
+                {
+                    "id": f"job:{job.id}:{job.started_at}",
+                    "endpointId": job.endpoint_id,
+                    "start": job.started_at / 1000,
+                    "end": job.finished_at / 1000,
+                },
+            )
+        if previous is not None:
+            previous(job)
+
+    broker.on_job_ended = ended
+
+
+def install(store: Store, clock: Any, queue: Any = None) -> None:
+    """Archive every pod the store deletes (terminate, cluster delete) before it goes, and
+    every job execution of ``queue`` (the broker's service) as it ends."""
     archive = archive_of(store)
+    if queue is not None:
+        _watch_jobs(archive, queue.broker)
     delete = store.pods.delete
 
     def delete_and_archive(account_id: str, record_id: str) -> None:
