@@ -200,3 +200,33 @@ async def test_async_client_reads_billing(billing_client: Client) -> None:
         pods = await client.billing.pods(last_n=2, bucket_size="day")
     assert len(page.records) == 2
     assert pods.metadata.query.bucket_size == "day"
+
+
+def test_network_volume_spend_follows_its_size_until_deleted(billing_client: Client) -> None:
+    client = billing_client
+    if not hasattr(client, "network_volumes"):
+        pytest.skip("this checkout has no network volumes")
+    rate = 0.07 / 730  # standard storage, $/GB-hour
+    before = time.time()
+    volume = client.network_volumes.create(name="billed", size=100, data_center="US-TX-3")
+    after_create = time.time()
+    assert volume.type == "STANDARD"
+    time.sleep(1.0)
+    client.network_volumes.update(volume.id, size=200)
+    time.sleep(1.0)
+    before_delete = time.time()
+    client.network_volumes.delete(volume.id)
+    after = time.time()
+
+    def spent() -> float:
+        page = client.billing.network_volumes(
+            network_volume_id=volume.id, last_n=2, bucket_size="hour"
+        )
+        return page.metadata.totals.standard_amount
+
+    amount = spent()
+    low = (before_delete - after_create) * 100 * rate / 3600
+    high = (after - before) * 200 * rate / 3600
+    assert low <= amount <= high
+    time.sleep(0.5)
+    assert spent() == amount, "a deleted volume costs nothing more"

@@ -118,18 +118,19 @@ def _serverless_usages(store: Store, service: Any, account_id: str, now: float) 
 
 
 def _volume_usages(store: Store, account_id: str, now: float) -> Iterable[Usage]:
-    volumes = getattr(store, "network_volumes", None)
-    if volumes is None:
-        return
-    for volume in volumes.all_of(account_id):
-        created = volume.get("createdAt")
-        if not created:
-            continue
-        start = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    for volume in archive_of(store).volumes(account_id):
         high = volume.get("type") == "HIGH_PERFORMANCE"
-        rate = volume["size"] * VOLUME_PER_GB_MONTH["HIGH_PERFORMANCE" if high else "STANDARD"]
+        per_gb = VOLUME_PER_GB_MONTH["HIGH_PERFORMANCE" if high else "STANDARD"] / HOURS_PER_MONTH
         component = "highPerformanceAmount" if high else "standardAmount"
-        yield Usage("network-volumes", volume["id"], component, start, now, rate / HOURS_PER_MONTH)
+        for start, end, size in volume["segments"]:
+            yield Usage(
+                "network-volumes",
+                volume["id"],
+                component,
+                start,
+                now if end is None else end,
+                size * per_gb,
+            )
 
 
 def usages(store: Store, account_id: str, now: float, queue: Any = None) -> list[Usage]:

@@ -77,9 +77,13 @@ class BillingArchive:
             ).fetchall()
         self._by_account: dict[str, list[Record]] = {}
         self._jobs: dict[str, list[Record]] = {}
+        self._volumes: dict[str, dict[str, Record]] = {}
         self._pending: list[tuple[str, str, str]] = []
         for account_id, doc in rows:
             facts = orjson.loads(doc)
+            if facts.get("kind") == "volume":
+                self._volumes.setdefault(account_id, {})[facts["id"]] = facts
+                continue
             target = self._jobs if facts.get("kind") == "job" else self._by_account
             target.setdefault(account_id, []).append(facts)
 
@@ -110,6 +114,33 @@ class BillingArchive:
     def executions(self, account_id: str) -> list[Record]:
         """The account's ended job executions."""
         return list(self._jobs.get(account_id, []))
+
+    def volume_changed(
+        self, account_id: str, volume: Record | None, volume_id: str, now: float
+    ) -> None:
+        """Follow a network volume's size over its life (``volume`` None: deleted)."""
+        facts = self._volumes.setdefault(account_id, {}).get(volume_id)
+        if facts is None:
+            if volume is None:
+                return
+            facts = {"id": volume_id, "kind": "volume", "type": volume.get("type"), "segments": []}
+            self._volumes[account_id][volume_id] = facts
+        segments = facts["segments"]
+        size = None if volume is None else int(volume.get("size") or 0)
+        if segments and segments[-1][1] is None and segments[-1][2] == size:
+            return
+        if segments and segments[-1][1] is None:
+            segments[-1][1] = now
+        if size is not None:
+            segments.append([now, None, size])
+        self._store._execute(
+            "INSERT OR REPLACE INTO billing_archive (id, account_id, doc) VALUES (?, ?, ?)",
+            (f"volume:{volume_id}", account_id, orjson.dumps(facts).decode()),
+        )
+
+    def volumes(self, account_id: str) -> list[Record]:
+        """The account's network volumes with their size segments ``[start, end|None, GB]``."""
+        return list(self._volumes.get(account_id, {}).values())
 
     def flush(self) -> None:
         """Write the batched job executions in one transaction."""
@@ -165,12 +196,31 @@ def _watch_jobs(archive: BillingArchive, broker: Any) -> None:
     broker.on_job_ended = ended
 
 
+def _watch_volumes(archive: BillingArchive, volumes: Any, clock: Any) -> None:
+    """Follow each network volume's size from creation to deletion."""
+    put, delete = volumes.put, volumes.delete
+
+    def put_and_follow(account_id: str, record: Record) -> None:
+        put(account_id, record)
+        archive.volume_changed(account_id, record, record["id"], clock())
+
+    def delete_and_follow(account_id: str, record_id: str) -> None:
+        delete(account_id, record_id)
+        archive.volume_changed(account_id, None, record_id, clock())
+
+    volumes.put = put_and_follow
+    volumes.delete = delete_and_follow
+
+
 def install(store: Store, clock: Any, queue: Any = None) -> None:
     """Archive every pod the store deletes (terminate, cluster delete) before it goes, and
     every job execution of ``queue`` (the broker's service) as it ends."""
     archive = archive_of(store)
     if queue is not None:
         _watch_jobs(archive, queue.broker)
+    volumes = getattr(store, "network_volumes", None)
+    if volumes is not None:
+        _watch_volumes(archive, volumes, clock)
     delete = store.pods.delete
 
     def delete_and_archive(account_id: str, record_id: str) -> None:
