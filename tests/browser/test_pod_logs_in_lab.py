@@ -14,6 +14,7 @@ CELLS = [
     "%load_ext podbook",
     'pod = %pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch '
     "--ports 8888/http --jupyter --name browser-logs",
+    "%pod logs {pod.id} --follow --tail 3",
 ]
 TIMEOUT_MS = 45_000  # the session emulator writes a heartbeat line every 5 s
 
@@ -28,12 +29,18 @@ def test_logs_tab_shows_new_lines_as_they_arrive(
     write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
     open_and_run_all(page, jupyter_lab, NOTEBOOK)
 
-    panel = page.locator(".podbook-pod")
-    expect(panel).to_have_count(1, timeout=TIMEOUT_MS)
+    panels = page.locator(".podbook-pod")
+    expect(panels).to_have_count(2, timeout=TIMEOUT_MS)
+    panel = panels.first
+    followed = panels.nth(1)  # %pod logs --follow: the panel opened on its Logs tab
     pod_id = panel.get_attribute("data-pod-id")
     assert pod_id, "the panel does not name its pod"
     with emulator.http() as http:
         try:
+            expect(followed).to_have_attribute("data-tab", "logs")
+            expect(followed.locator(".podbook-logs")).to_contain_text(
+                "pod is RUNNING", timeout=TIMEOUT_MS
+            )
             expect(panel).to_have_attribute("data-status", "RUNNING", timeout=TIMEOUT_MS)
             panel.locator('button[data-tab="logs"]').click()
             expect(panel).to_have_attribute("data-tab", "logs")
@@ -49,6 +56,7 @@ def test_logs_tab_shows_new_lines_as_they_arrive(
             # and so does what an action writes
             assert http.post(f"/v2/pods/{pod_id}/action", json={"action": "stop"}).is_success
             expect(logs).to_contain_text("container stopped", timeout=TIMEOUT_MS)
+            expect(followed.locator(".podbook-logs")).to_contain_text("container stopped")
             page.screenshot(path=str(artifacts_dir / "pod_logs_tab.png"))
 
             password = http.get(f"/v2/pods/{pod_id}").json()["env"]["JUPYTER_PASSWORD"]
