@@ -17,8 +17,8 @@ from podbook.client.resources import (
     AsyncPods,
     AsyncRegistries,
 )
-from podbook.client.resources.endpoints import AsyncEndpoints
 from podbook.client.resources.billing import AsyncBilling
+from podbook.client.resources.endpoints import AsyncEndpoints
 from podbook.client.resources.queue import AsyncEndpointClient
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ import httpx
 from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
 from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
-from podbook.client.resources.endpoints import Endpoints
 from podbook.client.resources.billing import Billing
+from podbook.client.resources.endpoints import Endpoints
 from podbook.client.resources.queue import EndpointClient
 
 if TYPE_CHECKING:
