@@ -426,6 +426,19 @@ def test_stream_chunks_over_1_mb_are_split(
     assert "".join(pieces) == text
 
 
+def test_split_chunks_stay_within_1_mb_once_encoded_as_json(
+    http: httpx.Client, endpoint: str, worker: RawWorker
+) -> None:
+    job_id = run(http, endpoint, {"input": {}})
+    worker.take_job()
+    text = 'say "hi"\n' * 150_000  # 1.5 MB of text, 1.8 MB as JSON (quotes and newlines escaped)
+    worker.post_chunk(job_id, text)
+    stream = http.get(f"/v2/{endpoint}/stream/{job_id}").json()["stream"]
+    encoded = [len(json.dumps(item["output"], ensure_ascii=False).encode()) for item in stream]
+    assert len(encoded) == 2 and all(size <= 1_000_000 for size in encoded)
+    assert "".join(item["output"] for item in stream) == text
+
+
 def test_status_and_stream_accept_post(
     http: httpx.Client, endpoint: str, worker: RawWorker
 ) -> None:
