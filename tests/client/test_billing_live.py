@@ -230,3 +230,16 @@ def test_network_volume_spend_follows_its_size_until_deleted(billing_client: Cli
     assert low <= amount <= high
     time.sleep(0.5)
     assert spent() == amount, "a deleted volume costs nothing more"
+
+
+def test_async_billing_mirrors_the_sync_face() -> None:
+    import inspect
+
+    from podbook.client import AsyncClient
+
+    sync = Client(api_key="k", url="http://127.0.0.1:9")
+    async_ = AsyncClient(api_key="k", url="http://127.0.0.1:9")
+    names = {m for m in dir(sync.billing) if not m.startswith("_")}
+    assert names == {m for m in dir(async_.billing) if not m.startswith("_")}
+    assert all(inspect.iscoroutinefunction(getattr(async_.billing, m)) for m in names)
+    sync.close()
