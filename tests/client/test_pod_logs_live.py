@@ -173,3 +173,19 @@ def test_bad_arguments_are_refused_before_sending(lclient: Client) -> None:
         lclient.pods.logs("abc", since="yesterday")
     with pytest.raises(NotFound):
         list(lclient.pods.logs("no-such-pod"))
+
+
+def test_follow_rides_out_an_emulator_restart(start_emulator: Any) -> None:
+    emu = start_emulator(extra_args=("--log-interval-seconds", "0.1"))
+    with Client(api_key=emu.api_key, url=emu.url) as client:
+        pod = running_pod(client)
+        got: list[LogLine] = []
+        with client.pods.logs(pod, tail=5000, follow=True) as stream:
+            for line in stream:
+                got.append(line)
+                if len(got) == 10:
+                    emu.restart()  # same port and database: the stream resumes after line 10
+                if len(got) >= 40:
+                    break
+    seqs = [line.seq for line in got]
+    assert seqs == list(range(1, len(seqs) + 1))
