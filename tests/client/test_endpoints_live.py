@@ -281,3 +281,17 @@ def test_worker_logs_backfill_follow_and_end(emu: Any, client: Client) -> None:
         list(client.endpoints.worker_logs("echo", "no-such-worker"))
     with pytest.raises(InvalidRequest, match="tail"):
         client.endpoints.worker_logs("echo", "w", tail=-1)
+
+
+def test_async_endpoints_mirror_the_sync_ones() -> None:
+    import inspect
+
+    sync = Client(api_key="k", url="http://127.0.0.1:9")
+    async_ = AsyncClient(api_key="k", url="http://127.0.0.1:9")
+    names = {m for m in dir(sync.endpoints) if not m.startswith("_")}
+    assert names == {m for m in dir(async_.endpoints) if not m.startswith("_")}
+    assert {"create", "list", "get", "update", "delete", "workers", "releases"} < names
+    for method in names - {"worker_logs"}:  # worker_logs gives an async iterator
+        assert inspect.iscoroutinefunction(getattr(async_.endpoints, method)), method
+    assert hasattr(async_.endpoints.worker_logs("ep", "w"), "__aiter__")
+    sync.close()
