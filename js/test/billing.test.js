@@ -73,6 +73,9 @@ describe("billing panel", () => {
     expect(yLabels.at(-1)).toBe("$5.00");
     const legend = [...root().querySelectorAll(".podbook-legend-item")].map((n) => n.textContent);
     expect(legend).toEqual(["Pods", "Serverless"]);
+    expect(root().querySelector(".podbook-header").textContent).toContain(
+      "per day · 2026-06-01T00:00:00Z → 2026-06-04T00:00:00Z",
+    );
   });
 
   it("names bucket, series and amount in each bar's tooltip, shown on hover", () => {

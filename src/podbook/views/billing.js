@@ -371,7 +371,7 @@ function render({ model, el }) {
 
   function rerender() {
     const chart = model.get("chart") || {};
-    const window = chart.window || {};
+    const span = chart.window || {};
     const tooltip = h("div", {
       class: "podbook-billing-tooltip",
       role: "tooltip",
@@ -395,7 +395,7 @@ function render({ model, el }) {
         "div",
         { class: "podbook-header" },
         h("b", { text: chart.title || "Spend" }),
-        ` · per ${chart.bucketSize || "day"} · ${window.start || ""} → ${window.end || ""} `,
+        ` · per ${chart.bucketSize || "day"} · ${span.start || ""} → ${span.end || ""} `,
         refresh,
       ),
       error ? h("div", { class: "podbook-error", role: "alert", text: error }) : null,
