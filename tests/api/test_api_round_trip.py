@@ -73,6 +73,11 @@ def test_patch_mount_rules_take_a_pods_own_mounts():
 
 def test_every_emulator_record_round_trips(emulator):
     with emulator.http() as http:
+        probe = http.post("/v2/pods", json={"name": "probe", "image": "i", "gpu": {"id": GPU}})
+        volume = http.post(
+            "/v2/network-volumes",
+            json={"name": "rt", "size": 10, "dataCenter": probe.json()["dataCenterId"]},
+        ).json()["id"]
         made = [
             http.post("/v2/pods", json=body)
             for body in (
@@ -81,7 +86,7 @@ def test_every_emulator_record_round_trips(emulator):
                     "image": "i",
                     "gpu": {"id": GPU},
                     "ports": ["22/tcp"],
-                    "mounts": {"network": [{"volumeId": "vol-1", "path": "/data"}]},
+                    "mounts": {"network": [{"volumeId": volume, "path": "/data"}]},
                 },
                 {"name": "cpu", "image": "i", "cpu": {"id": "cpu3c", "vcpuCount": 2}},
                 {"name": "tpl", "templateId": "tpl-own", "gpu": {"id": GPU}},

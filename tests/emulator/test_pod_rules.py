@@ -212,7 +212,11 @@ def test_patch_refuses_create_time_flags(http, flag):
 
 def test_patch_mount_rules(http):
     persistent = create(http, gpu_pod(mounts={"persistent": {"size": 20, "path": "/workspace"}}))
-    network = create(http, gpu_pod(mounts={"network": [{"volumeId": "vol-1", "path": "/data"}]}))
+    where = create(http, gpu_pod())["dataCenterId"]
+    volume = http.post(
+        "/v2/network-volumes", json={"name": "rules", "size": 10, "dataCenter": where}
+    ).json()["id"]
+    network = create(http, gpu_pod(mounts={"network": [{"volumeId": volume, "path": "/data"}]}))
     bare = create(http, gpu_pod())
     url = "/v2/pods/{}".format
     # omitted or {} leaves the mount unchanged
@@ -230,7 +234,7 @@ def test_patch_mount_rules(http):
     )
     assert moved.status_code == 200 and moved.json()["mounts"]["persistent"]["path"] == "/w2"
     moved = http.patch(
-        url(network["id"]), json={"mounts": {"network": [{"volumeId": "vol-1", "path": "/d2"}]}}
+        url(network["id"]), json={"mounts": {"network": [{"volumeId": volume, "path": "/d2"}]}}
     )
     assert moved.status_code == 200 and moved.json()["mounts"]["network"][0]["path"] == "/d2"
     # network: [] is 400

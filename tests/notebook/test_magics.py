@@ -131,10 +131,12 @@ def test_registry_flag_is_sent(ip: Any, client: Any) -> None:
 
 
 def test_volume_flag_is_sent_as_a_network_mount(ip: Any, client: Any) -> None:
-    # The emulator does not check volume ids yet (README: issue 4), so any id is placed.
-    pod = create(ip, f'--gpu "{RTX4090}" --image x --volume vol_nb123:/data')
+    where = client.pods.create(name="probe", image="x", gpu=RTX4090).data_center_id
+    volume = client.network_volumes.create(name="nb-vol", size=10, data_center=where)
+    ip.user_ns["nbtest_vol"] = volume.id
+    pod = create(ip, f'--gpu "{RTX4090}" --image x --volume {{nbtest_vol}}:/data')
     mounts = client.pods.get(pod.id).mounts
-    assert mounts.network[0].volume_id == "vol_nb123" and mounts.network[0].path == "/data"
+    assert mounts.network[0].volume_id == volume.id and mounts.network[0].path == "/data"
     assert mounts.persistent is None
 
 

@@ -14,8 +14,10 @@ from podbook.client.resources import (
     AsyncAccount,
     AsyncCatalog,
     AsyncClusters,
+    AsyncNetworkVolumes,
     AsyncPods,
     AsyncRegistries,
+    AsyncTemplates,
 )
 from podbook.client.resources.billing import AsyncBilling
 from podbook.client.resources.endpoints import AsyncEndpoints
@@ -73,6 +75,8 @@ class AsyncClient:
         self.catalog = AsyncCatalog(self)
         self.account = AsyncAccount(self)
         self.registries = AsyncRegistries(self)
+        self.templates = AsyncTemplates(self)
+        self.network_volumes = AsyncNetworkVolumes(self)
         self.endpoints = AsyncEndpoints(self)
 
     @property

@@ -10,7 +10,15 @@ import httpx
 
 from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
-from podbook.client.resources import Account, Catalog, Clusters, Pods, Registries
+from podbook.client.resources import (
+    Account,
+    Catalog,
+    Clusters,
+    NetworkVolumes,
+    Pods,
+    Registries,
+    Templates,
+)
 from podbook.client.resources.billing import Billing
 from podbook.client.resources.endpoints import Endpoints
 from podbook.client.resources.queue import EndpointClient
@@ -28,7 +36,8 @@ class Client:
 
     ``Client()`` resolves its target from the environment (starting the local emulator when
     nothing is configured); ``Client(url=..., api_key=...)`` points at one service.
-    Resources: ``pods``, ``clusters``, ``catalog``, ``account.ssh_keys``, ``registries``.
+    Resources: ``pods``, ``clusters``, ``catalog``, ``account.ssh_keys``, ``registries``,
+    ``templates``, ``network_volumes``.
     Use it as a context manager, or call :meth:`close`.
     """
 
@@ -68,6 +77,8 @@ class Client:
         self.catalog = Catalog(self)
         self.account = Account(self)
         self.registries = Registries(self)
+        self.templates = Templates(self)
+        self.network_volumes = NetworkVolumes(self)
         self.endpoints = Endpoints(self)
 
     @property

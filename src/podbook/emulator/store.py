@@ -22,7 +22,7 @@ import orjson
 
 Record = dict[str, Any]
 
-_COLLECTIONS = ("pods", "clusters", "templates", "registries")
+_COLLECTIONS = ("pods", "clusters", "templates", "registries", "network_volumes")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
@@ -119,6 +119,7 @@ class Store:
         self.clusters = Collection(self, "clusters")
         self.templates = Collection(self, "templates")
         self.registries = Collection(self, "registries")
+        self.network_volumes = Collection(self, "network_volumes")
         for name in _COLLECTIONS:
             rows = self._db.execute(
                 f"SELECT id, account_id, doc FROM {name} ORDER BY rowid"

@@ -27,6 +27,9 @@ _NOT_FOUND = {
     "pod": "check the pod ID with `%pod list --all`",
     "cluster": "check the cluster ID (client.clusters.list() lists yours)",
     "catalog": "check the service URL",
+    "template": "check the template ID with `%template list` (public: `%template list --public`)",
+    "volume": "check the volume ID with `%volume list`",
+    "registry": "check the credential ID with `%registry list`",
 }
 # Request fields of `%pod create` and the flag that sets each (most specific first).
 _CREATE_FLAGS = {
@@ -48,6 +51,8 @@ _CREATE_FLAGS.update(
     {f"$.{name}": f"--{name}" for name in ("gpu", "cpu", "image", "name", "disk", "ports")}
 )
 _CREATE_FLAGS.update({f"$.{name}": f"--{name}" for name in ("env", "registry", "args", "cloud")})
+# Magics whose request fields are named by the flags above.
+_FLAG_NAMED = ("pod create", "template create", "template update")
 _WIRE_PATH = re.compile(r"\$\.[A-Za-z0-9_.\[\]]+")
 
 
@@ -106,7 +111,7 @@ def describe_failure(err: BaseException, magic: str = "pod") -> str:
     if fix and "→" not in head:
         head = f"{head} → {fix}"
     message = "\n".join([head, *rest])
-    return name_flags(message) if magic == "pod create" else message
+    return name_flags(message) if magic in _FLAG_NAMED else message
 
 
 @contextmanager

@@ -120,6 +120,35 @@ class PodMagics(Magics, Configurable):
         return self._run("catalog", line)
 
     @line_magic
+    def template(self, line: str = "") -> Any:
+        """Templates: ``%template create|list|show|update|delete``; returns the template."""
+        from podbook.notebook.account import magic
+
+        return magic.run(self, "template", line)
+
+    @line_magic
+    def volume(self, line: str = "") -> Any:
+        """Network volumes: ``%volume create|list|show|update|delete``; returns the volume."""
+        from podbook.notebook.account import magic
+
+        return magic.run(self, "volume", line)
+
+    @line_magic
+    def registry(self, line: str = "") -> Any:
+        """Registry credentials: ``%registry create|list|delete`` (the password is asked for
+        with a hidden prompt, or read from ``--password-env VAR``; never typed in a cell)."""
+        from podbook.notebook.account import magic
+
+        return magic.run(self, "registry", line)
+
+    @line_magic
+    def sshkey(self, line: str = "") -> Any:
+        """SSH keys: ``%sshkey list|add|remove|set`` (``--from-home`` reads ~/.ssh/*.pub)."""
+        from podbook.notebook.account import magic
+
+        return magic.run(self, "sshkey", line)
+
+    @line_magic
     def billing(self, line: str = "") -> Any:
         """Spend over time: ``%billing [--last 7d] [--by day|hour] [--kind pods|...]``."""
         from podbook.notebook.billing import magic

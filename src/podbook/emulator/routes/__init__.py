@@ -7,7 +7,15 @@ from starlette.routing import BaseRoute
 
 def rest_routes() -> list[BaseRoute]:
     """Every REST v2 and v1 route, with explicit prefixes (the queue comes after them)."""
-    from podbook.emulator.routes import account, catalog, clusters, podlogs, pods
+    from podbook.emulator.routes import (
+        account,
+        catalog,
+        clusters,
+        podlogs,
+        pods,
+        templates,
+        volumes,
+    )
 
     return [
         *pods.routes(),
@@ -15,4 +23,6 @@ def rest_routes() -> list[BaseRoute]:
         *clusters.routes(),
         *catalog.routes(),
         *account.routes(),
+        *templates.routes(),
+        *volumes.routes(),
     ]

@@ -14,6 +14,7 @@ from podbook.api.account import CreateRegistryRequest, UpdateSshKeysRequest
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import not_found
+from podbook.emulator.registries import drop_from_templates, refuse_delete_in_use
 from podbook.emulator.validation import validate
 
 
@@ -71,7 +72,9 @@ async def delete_registry(req: ApiRequest) -> Response:
     registry_id = req.param("id")
     if req.store.registries.get(req.account_id, registry_id) is None:
         raise not_found("registry credential", registry_id)
+    refuse_delete_in_use(req.store, req.account_id, registry_id)
     req.store.registries.delete(req.account_id, registry_id)
+    drop_from_templates(req.store, req.account_id, registry_id)
     return Response(status_code=204)
 
 

@@ -1,5 +1,5 @@
-"""``/v2/catalog/...`` (GPU types, CPU flavors, data centers, public templates) and the
-account's own templates (``/v2/templates``, read-only until the templates issue).
+"""``/v2/catalog/...``: GPU types, CPU flavors, data centers and public templates (the
+account's own templates are in :mod:`podbook.emulator.routes.templates`).
 
 Query rules follow the reference document: availability filters (``product``, ``count``,
 ``cloud``, ``cudaVersions``, ``minCudaVersion``, ``countryCodes``) are valid only with
@@ -173,21 +173,8 @@ async def list_public_templates(req: ApiRequest) -> Response:
     return json_response({"templates": public_templates()})
 
 
-async def list_own_templates(req: ApiRequest) -> Response:
-    """``GET /v2/templates``: the caller's own templates."""
-    return json_response({"templates": list(req.store.templates.all_of(req.account_id))})
-
-
-async def get_own_template(req: ApiRequest) -> Response:
-    """``GET /v2/templates/{id}``: one of the caller's templates."""
-    template = req.store.templates.get(req.account_id, req.param("id"))
-    if template is None:
-        raise not_found("template", req.param("id"))
-    return json_response(template)
-
-
 def routes() -> list[BaseRoute]:
-    """The catalog and template read routes."""
+    """The catalog routes."""
     return [
         api_route("/v2/catalog/gpus", list_gpus, ["GET"]),
         api_route("/v2/catalog/gpus/{id}", get_gpu, ["GET"]),
@@ -196,6 +183,4 @@ def routes() -> list[BaseRoute]:
         api_route("/v2/catalog/datacenters", list_datacenters, ["GET"]),
         api_route("/v2/catalog/datacenters/{id}", get_datacenter, ["GET"]),
         api_route("/v2/catalog/templates", list_public_templates, ["GET"]),
-        api_route("/v2/templates", list_own_templates, ["GET"]),
-        api_route("/v2/templates/{id}", get_own_template, ["GET"]),
     ]

@@ -25,6 +25,7 @@ from podbook.emulator.pods import (
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.templates import apply_template, find_template
 from podbook.emulator.validation import as_problem, validate
+from podbook.emulator.volumes import place_with_volume
 
 
 def place(spec: dict[str, Any]) -> Placement:
@@ -92,6 +93,7 @@ async def create_pod(req: ApiRequest) -> Response:
     """``POST /v2/pods`` → 201 with a PROVISIONING pod."""
     spec = resolve_create_spec(req, await req.json())
     check_registry(req, spec.get("registry"))
+    spec = place_with_volume(req.store, req.account_id, spec)
     placement = place(spec)
     account = req.store.ensure_account(req.account_id)
     now = req.emulator.clock()

@@ -1,0 +1,90 @@
+"""``/v2/network-volumes``: CRUD of the account's network volumes (rules in
+:mod:`podbook.emulator.volumes`)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from podbook.api.account import CreateNetworkVolumeRequest
+from podbook.api.base import to_wire
+from podbook.api.templates import UpdateNetworkVolumeRequest
+from podbook.emulator.context import ApiRequest, api_route
+from podbook.emulator.jsonresp import json_response
+from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.validation import validate
+from podbook.emulator.volumes import data_center, volume_type
+
+
+def _volume_or_404(req: ApiRequest) -> dict[str, Any]:
+    volume_id = req.param("id")
+    record = req.store.network_volumes.get(req.account_id, volume_id)
+    if record is None:
+        raise not_found("network volume", volume_id)
+    return record
+
+
+async def list_volumes(req: ApiRequest) -> Response:
+    """``GET /v2/network-volumes``."""
+    return json_response({"networkVolumes": list(req.store.network_volumes.all_of(req.account_id))})
+
+
+async def get_volume(req: ApiRequest) -> Response:
+    """``GET /v2/network-volumes/{id}``."""
+    return json_response(_volume_or_404(req))
+
+
+async def create_volume(req: ApiRequest) -> Response:
+    """``POST /v2/network-volumes`` → 201."""
+    body = to_wire(validate(CreateNetworkVolumeRequest, await req.json()))
+    data_center(body["dataCenter"])
+    volume_id = secrets.token_hex(5)
+    while req.store.network_volumes.exists(volume_id):
+        volume_id = secrets.token_hex(5)
+    record = {
+        "id": volume_id,
+        "name": body["name"],
+        "size": body["size"],
+        "dataCenter": body["dataCenter"],
+        "type": volume_type(body["dataCenter"], body.get("type")),
+    }
+    req.store.network_volumes.put(req.account_id, record)
+    return json_response(record, status=201)
+
+
+async def update_volume(req: ApiRequest) -> Response:
+    """``PATCH /v2/network-volumes/{id}``: name and/or a larger size."""
+    record = _volume_or_404(req)
+    patch = to_wire(validate(UpdateNetworkVolumeRequest, await req.json()))
+    size = patch.get("size")
+    if size is not None and size < record["size"]:
+        raise Problem(
+            400,
+            f"network volume {record['id']!r} is {record['size']} GB and cannot shrink; "
+            f"send a size of at least {record['size']}",
+            errors=[f"$.size: must be at least the current {record['size']}"],
+        )
+    updated = {**record, **patch}
+    req.store.network_volumes.put(req.account_id, updated)
+    return json_response(updated)
+
+
+async def delete_volume(req: ApiRequest) -> Response:
+    """``DELETE /v2/network-volumes/{id}`` → 204."""
+    record = _volume_or_404(req)
+    req.store.network_volumes.delete(req.account_id, record["id"])
+    return Response(status_code=204)
+
+
+def routes() -> list[BaseRoute]:
+    """The network volume routes."""
+    return [
+        api_route("/v2/network-volumes", list_volumes, ["GET"]),
+        api_route("/v2/network-volumes", create_volume, ["POST"]),
+        api_route("/v2/network-volumes/{id}", get_volume, ["GET"]),
+        api_route("/v2/network-volumes/{id}", update_volume, ["PATCH"]),
+        api_route("/v2/network-volumes/{id}", delete_volume, ["DELETE"]),
+    ]

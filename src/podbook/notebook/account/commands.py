@@ -1,0 +1,306 @@
+"""Parsers of ``%template``, ``%volume``, ``%registry`` and ``%sshkey`` (argparse, one per
+subcommand, with the conventions of ``%pod``: ``{var}`` expanded, ``-o NAME``, ``--help``)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from podbook.notebook.parsing import (
+    MagicArgumentParser,
+    Subcommand,
+    add_output_argument,
+)
+from podbook.notebook.values import (
+    COMMA_LIST,
+    ENV,
+    PERSISTENT,
+    PORTS,
+    POSITIVE_INT,
+    _value_type,
+)
+
+CATEGORIES = ("NVIDIA", "AMD", "CPU")
+VOLUME_TYPES = ("STANDARD", "HIGH_PERFORMANCE")
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def pick(text: str) -> str:
+        value = text.strip().upper()
+        if value not in options:
+            raise ValueError(text)
+        return value
+
+    return _value_type(pick, " or ".join(options))
+
+
+def _env_var(text: str) -> str:
+    if not text or not all(c.isalnum() or c == "_" for c in text) or text[0].isdigit():
+        raise ValueError(text)
+    return text
+
+
+ENV_VAR = _value_type(_env_var, "an environment variable name, e.g. REGISTRY_PASSWORD")
+
+
+@dataclass(frozen=True)
+class AccountCommand:
+    """One parsed line: ``verb``, the target ``ident`` (if any), the request ``body``."""
+
+    verb: str
+    ident: str | None = None
+    body: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    output: str | None = None
+
+
+def _parser(prog: str, description: str) -> MagicArgumentParser:
+    return MagicArgumentParser(prog=prog, description=description)
+
+
+def _ident(parser: argparse.ArgumentParser, what: str, listing: str) -> None:
+    parser.add_argument("ident", metavar="ID", help=f"the {what}'s ID (see {listing})")
+
+
+def _compact(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+# ---------------------------------------------------------------------------- %template
+
+
+def _template_fields(parser: argparse.ArgumentParser, *, create: bool) -> None:
+    group = parser.add_argument_group("template")
+    group.add_argument("--name", required=create, help="the template's name")
+    group.add_argument("--image", required=create, help="container image, e.g. runpod/pytorch")
+    group.add_argument("--disk", type=POSITIVE_INT, metavar="GB", help="container disk in GB")
+    group.add_argument("--ports", type=PORTS, metavar="P/PROTO,...", help="e.g. 8888/http,22/tcp")
+    group.add_argument("--env", type=ENV, action="append", metavar="KEY=VALUE", help="repeatable")
+    group.add_argument("--registry", metavar="CREDENTIAL_ID", help="registry credential ID")
+    group.add_argument("--args", dest="container_args", metavar="ARGS", help="entrypoint args")
+    group.add_argument("--cuda", type=COMMA_LIST, metavar="X.Y[,X.Y]", help="allowed CUDA")
+    group.add_argument(
+        "--persistent", type=PERSISTENT, metavar="SIZE:PATH", help="host-local mount"
+    )
+    group.add_argument("--category", type=_choice(CATEGORIES), metavar="|".join(CATEGORIES))
+    kind = group.add_mutually_exclusive_group()
+    kind.add_argument("--serverless", action="store_true", default=None, help="for endpoints")
+    kind.add_argument("--pod", dest="serverless", action="store_false", help="for pods")
+    group.add_argument("--public", action="store_true", default=None, help="visible to all")
+    group.add_argument(
+        "--ssh", action=argparse.BooleanOptionalAction, default=None, help="inject SSH keys"
+    )
+    group.add_argument(
+        "--jupyter", action=argparse.BooleanOptionalAction, default=None, help="JUPYTER_PASSWORD"
+    )
+
+
+def _template_body(ns: argparse.Namespace) -> dict[str, Any]:
+    body = _compact(
+        {
+            "name": ns.name,
+            "image": ns.image,
+            "disk": ns.disk,
+            "ports": ns.ports,
+            "env": dict(ns.env) if ns.env else None,
+            "registry": ns.registry,
+            "args": ns.container_args,
+            "allowedCudaVersions": ns.cuda,
+            "mounts": {"persistent": ns.persistent} if ns.persistent else None,
+            "category": ns.category,
+            "serverless": ns.serverless,
+            "public": ns.public,
+            "startSsh": ns.ssh,
+            "startJupyter": ns.jupyter,
+        }
+    )
+    if getattr(ns, "no_registry", False):
+        body["registry"] = None
+    return body
+
+
+def build_template_subcommands() -> dict[str, Subcommand]:
+    """``%template create|list|show|update|delete``."""
+    create = _parser("%template create", "Create a template (a preset for pods or endpoints).")
+    _template_fields(create, create=True)
+    add_output_argument(create)
+    update = _parser("%template update", "Change some fields of one of your templates.")
+    _ident(update, "template", "%template list")
+    _template_fields(update, create=False)
+    update.add_argument("--no-registry", action="store_true", help="drop the registry")
+    add_output_argument(update)
+    listing = _parser("%template list", "List your templates (or the public catalog's).")
+    listing.add_argument("--public", action="store_true", help="the public catalog templates")
+    add_output_argument(listing)
+
+    def updated(ns: argparse.Namespace) -> AccountCommand:
+        body = _template_body(ns)
+        if not body:
+            raise UsageError(
+                "%template update: nothing to change; add e.g. --image NEW or --name NEW."
+            )
+        return AccountCommand("update", ns.ident, body, output=ns.output)
+
+    commands = {
+        "create": Subcommand(
+            create,
+            lambda ns: AccountCommand("create", body=_template_body(ns), output=ns.output),
+            "create a template",
+        ),
+        "list": Subcommand(
+            listing,
+            lambda ns: AccountCommand("list", options={"public": ns.public}, output=ns.output),
+            "list templates",
+        ),
+        "update": Subcommand(update, updated, "change a template"),
+    }
+    commands.update(_by_id("template", "%template list", ("show", "delete")))
+    return commands
+
+
+def _by_id(what: str, listing: str, verbs: tuple[str, ...]) -> dict[str, Subcommand]:
+    commands = {}
+    for verb in verbs:
+        parser = _parser(f"%{what} {verb}", f"{verb.capitalize()} one {what}.")
+        _ident(parser, what, listing)
+        add_output_argument(parser)
+        commands[verb] = Subcommand(
+            parser,
+            lambda ns, verb=verb: AccountCommand(verb, ns.ident, output=ns.output),
+            f"{verb} a {what}",
+        )
+    return commands
+
+
+# ---------------------------------------------------------------------------- %volume
+
+
+def build_volume_subcommands() -> dict[str, Subcommand]:
+    """``%volume create|list|show|update|delete``."""
+    create = _parser("%volume create", "Create a network volume in one data center.")
+    create.add_argument("--name", required=True, help="the volume's name")
+    create.add_argument("--size", type=POSITIVE_INT, required=True, metavar="GB", help="10-4096")
+    create.add_argument("--dc", required=True, metavar="DC_ID", help="data center, e.g. EU-RO-1")
+    create.add_argument("--type", type=_choice(VOLUME_TYPES), metavar="|".join(VOLUME_TYPES))
+    add_output_argument(create)
+    update = _parser("%volume update", "Rename a volume or grow it (it never shrinks).")
+    _ident(update, "volume", "%volume list")
+    update.add_argument("--name", help="a new name")
+    update.add_argument("--size", type=POSITIVE_INT, metavar="GB", help="a larger size")
+    add_output_argument(update)
+    listing = _parser("%volume list", "List your network volumes.")
+    add_output_argument(listing)
+
+    def created(ns: argparse.Namespace) -> AccountCommand:
+        body = _compact({"name": ns.name, "size": ns.size, "dataCenter": ns.dc, "type": ns.type})
+        return AccountCommand("create", body=body, output=ns.output)
+
+    def updated(ns: argparse.Namespace) -> AccountCommand:
+        body = _compact({"name": ns.name, "size": ns.size})
+        if not body:
+            raise UsageError("%volume update: nothing to change; add --size GB or --name NEW.")
+        return AccountCommand("update", ns.ident, body, output=ns.output)
+
+    commands = {
+        "create": Subcommand(create, created, "create a network volume"),
+        "list": Subcommand(
+            listing, lambda ns: AccountCommand("list", output=ns.output), "list volumes"
+        ),
+        "update": Subcommand(update, updated, "rename or grow a volume"),
+    }
+    commands.update(_by_id("volume", "%volume list", ("show", "delete")))
+    return commands
+
+
+# ---------------------------------------------------------------------------- %registry
+
+
+def build_registry_subcommands() -> dict[str, Subcommand]:
+    """``%registry create|list|delete`` (the password is never on the line)."""
+    create = _parser(
+        "%registry create",
+        "Store a registry credential. The password is asked for (hidden), or read from the "
+        "environment variable named by --password-env; it is never typed into a cell.",
+    )
+    create.add_argument("--name", required=True, help="the credential's name")
+    create.add_argument("--username", required=True, help="the registry user name")
+    create.add_argument(
+        "--password-env", type=ENV_VAR, metavar="VAR", help="read the password from $VAR"
+    )
+    add_output_argument(create)
+    listing = _parser("%registry list", "List your registry credentials (names only).")
+    add_output_argument(listing)
+    return {
+        "create": Subcommand(
+            create,
+            lambda ns: AccountCommand(
+                "create",
+                body={"name": ns.name, "username": ns.username},
+                options={"password_env": ns.password_env},
+                output=ns.output,
+            ),
+            "store a credential",
+        ),
+        "list": Subcommand(
+            listing, lambda ns: AccountCommand("list", output=ns.output), "list credentials"
+        ),
+        **_by_id("registry", "%registry list", ("delete",)),
+    }
+
+
+# ---------------------------------------------------------------------------- %sshkey
+
+
+def build_sshkey_subcommands() -> dict[str, Subcommand]:
+    """``%sshkey list|add|remove|set``."""
+    listing = _parser("%sshkey list", "List the account's SSH public keys.")
+    add_output_argument(listing)
+    add = _parser("%sshkey add", "Register public keys: files, --key LINE, or --from-home.")
+    remove = _parser("%sshkey remove", "Remove keys by number (from %sshkey list) or comment.")
+    replace = _parser("%sshkey set", "Replace all keys with these (files, --key or --from-home).")
+    for parser in (add, replace):
+        parser.add_argument("files", nargs="*", metavar="PATH", help="public key files (.pub)")
+        parser.add_argument("--key", action="append", metavar="LINE", help="a key line")
+        parser.add_argument(
+            "--from-home", action="store_true", help="every ~/.ssh/*.pub of this machine"
+        )
+        add_output_argument(parser)
+    remove.add_argument("which", nargs="+", metavar="N|COMMENT", help="key number or comment")
+    add_output_argument(remove)
+
+    def sources(verb: str) -> Callable[[argparse.Namespace], AccountCommand]:
+        def build(ns: argparse.Namespace) -> AccountCommand:
+            options = {"files": ns.files, "keys": ns.key or [], "from_home": ns.from_home}
+            if verb == "add" and not (ns.files or ns.key or ns.from_home):
+                raise UsageError(
+                    "%sshkey add: name a key: a PATH to a .pub file, --key 'ssh-ed25519 ...', "
+                    "or --from-home."
+                )
+            return AccountCommand(verb, options=options, output=ns.output)
+
+        return build
+
+    return {
+        "list": Subcommand(
+            listing, lambda ns: AccountCommand("list", output=ns.output), "list keys"
+        ),
+        "add": Subcommand(add, sources("add"), "register keys"),
+        "remove": Subcommand(
+            remove,
+            lambda ns: AccountCommand("remove", options={"which": ns.which}, output=ns.output),
+            "remove keys",
+        ),
+        "set": Subcommand(replace, sources("set"), "replace all keys"),
+    }
+
+
+SUBCOMMANDS: dict[str, Callable[[], dict[str, Subcommand]]] = {
+    "template": build_template_subcommands,
+    "volume": build_volume_subcommands,
+    "registry": build_registry_subcommands,
+    "sshkey": build_sshkey_subcommands,
+}

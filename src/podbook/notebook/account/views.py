@@ -1,0 +1,143 @@
+"""Static text + HTML views of templates, network volumes, registry credentials and SSH keys
+(no widget: these records change only when the user changes them)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from podbook.notebook.display import StaticView
+from podbook.notebook.panels.data import to_wire
+from podbook.notebook.panels.snapshot import BOX_STYLE, table_html, table_text
+
+
+class TemplateRows(list):
+    """``%template list``: a list of templates that displays as a table."""
+
+    public: bool = False
+
+
+class VolumeRows(list):
+    """``%volume list``: a list of network volumes that displays as a table."""
+
+
+class RegistryRows(list):
+    """``%registry list``: a list of registry credentials (names only) as a table."""
+
+
+def _template_row(template: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": template.get("id"),
+        "name": template.get("name"),
+        "image": template.get("image"),
+        "for": "serverless" if template.get("serverless") else "pods",
+        "disk GB": template.get("disk"),
+        "ports": template.get("ports"),
+        "registry": template.get("registry"),
+        "public": template.get("public"),
+    }
+
+
+def _volume_row(volume: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": volume.get("id"),
+        "name": volume.get("name"),
+        "size GB": volume.get("size"),
+        "data center": volume.get("dataCenter"),
+        "type": volume.get("type"),
+    }
+
+
+def _registry_row(registry: dict[str, Any]) -> dict[str, Any]:
+    return {"id": registry.get("id"), "name": registry.get("name")}
+
+
+def _table(title: str, rows: list[dict[str, Any]], empty: str) -> StaticView:
+    columns = list(rows[0]) if rows else ["id"]
+    if not rows:
+        return StaticView(
+            f"{title}\n{empty}",
+            f'<div class="podbook-account" style="{BOX_STYLE}"><b>{escape(title)}</b>'
+            f"<div><i>{escape(empty)}</i></div></div>",
+        )
+    html = table_html(rows, columns, title).replace("podbook-catalog", "podbook-account", 1)
+    return StaticView(f"{title}\n{table_text(rows, columns)}", html)
+
+
+def _record(title: str, fields: dict[str, Any]) -> StaticView:
+    return _table(title, [fields], "")
+
+
+def template_list_view(rows: TemplateRows) -> StaticView:
+    """A table of templates."""
+    title = "Public templates" if rows.public else "Your templates"
+    flat = [_template_row(to_wire(t)) for t in rows]
+    return _table(f"{title} ({len(flat)})", flat, "none yet: %template create --name N --image I")
+
+
+def template_view(template: Any) -> StaticView:
+    """One template."""
+    record = to_wire(template)
+    fields = {
+        **_template_row(record),
+        "env": sorted((record.get("env") or {}).keys()),
+        "CUDA": record.get("allowedCudaVersions"),
+        "ssh": record.get("startSsh"),
+        "jupyter": record.get("startJupyter"),
+    }
+    return _record(f"Template {record.get('id')}", fields)
+
+
+def volume_list_view(rows: VolumeRows) -> StaticView:
+    """A table of network volumes."""
+    flat = [_volume_row(to_wire(v)) for v in rows]
+    hint = "none yet: %volume create --name N --size GB --dc DC_ID"
+    return _table(f"Network volumes ({len(flat)})", flat, hint)
+
+
+def volume_view(volume: Any) -> StaticView:
+    """One network volume."""
+    record = to_wire(volume)
+    return _record(f"Network volume {record.get('id')}", _volume_row(record))
+
+
+def registry_list_view(rows: RegistryRows) -> StaticView:
+    """A table of registry credentials (the secrets are never returned, nor shown)."""
+    flat = [_registry_row(to_wire(r)) for r in rows]
+    hint = "none yet: %registry create --name N --username U"
+    return _table(f"Registry credentials ({len(flat)})", flat, hint)
+
+
+def registry_view(registry: Any) -> StaticView:
+    """One registry credential."""
+    record = to_wire(registry)
+    return _record(f"Registry credential {record.get('id')}", _registry_row(record))
+
+
+def sshkeys_view(keys: Any) -> StaticView:
+    """The account's SSH keys, numbered as ``%sshkey remove N`` expects."""
+    lines = list(to_wire(keys).get("keys") or [])
+    rows = [
+        {"#": str(i), "type": key.split()[0], "key": _short(key), "comment": _comment(key)}
+        for i, key in enumerate(lines, 1)
+    ]
+    hint = "none yet: %sshkey add --from-home (reads ~/.ssh/*.pub)"
+    return _table(f"SSH public keys ({len(rows)})", rows, hint)
+
+
+def deleted_view(kind: str, ident: str) -> StaticView:
+    """The note shown after a delete."""
+    text = f"Deleted {kind} {ident}."
+    return StaticView(
+        text, f'<div class="podbook-account" style="{BOX_STYLE}">{escape(text)}</div>'
+    )
+
+
+def _short(key: str) -> str:
+    body = key.split()[1] if len(key.split()) > 1 else ""
+    return f"{body[:12]}…{body[-8:]}" if len(body) > 24 else body
+
+
+def _comment(key: str) -> str:
+    parts = key.split(None, 2)
+    return parts[2] if len(parts) > 2 else ""
