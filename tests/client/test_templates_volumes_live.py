@@ -257,3 +257,27 @@ def test_templates_volumes_and_registry_rules_survive_a_restart(start_emulator: 
             client.network_volumes.update(volume, size=30)
         with pytest.raises(BadRequest, match=pod.id):
             client.registries.delete(registry)
+
+
+def test_the_async_client_has_the_same_faces(emulator: object) -> None:
+    import asyncio
+
+    from podbook import AsyncClient
+
+    async def scenario() -> None:
+        async with AsyncClient(api_key=emulator.api_key, url=emulator.url) as aclient:  # type: ignore[attr-defined]
+            tpl = await aclient.templates.create(name=unique("async"), image="a:1")
+            assert (await aclient.templates.update(tpl, disk=40)).disk == 40
+            assert tpl.id in {t.id for t in await aclient.templates.list()}
+            await aclient.templates.delete(tpl)
+            volume = await aclient.network_volumes.create(
+                name=unique("async"), size=10, data_center="EU-RO-1"
+            )
+            assert (await aclient.network_volumes.update(volume, size=20)).size == 20
+            assert (await aclient.network_volumes.get(volume.id)).size == 20
+            assert volume.id in {v.id for v in await aclient.network_volumes.list()}
+            await aclient.network_volumes.delete(volume)
+            with pytest.raises(NotFound):
+                await aclient.templates.get(tpl.id)
+
+    asyncio.run(scenario())
