@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.emulator.emu_helpers import create, gpu_pod, wait_status
+from emu_helpers import create, gpu_pod, wait_status
 
 ID = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/\d{12}$")
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIlogsTestKeyMaterial me@host"
