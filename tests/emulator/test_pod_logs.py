@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from emu_helpers import create, gpu_pod, wait_status
 
 ID = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/\d{12}$")
