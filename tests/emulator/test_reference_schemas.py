@@ -47,6 +47,12 @@ def conforms():
 
 def test_pods_in_every_status_match_the_reference(emulator, conforms):
     with emulator.http() as http:
+        cpu_place = create(
+            http, {"name": "cpu-place", "image": "i", "cpu": {"id": "cpu3c", "vcpuCount": 4}}
+        )["dataCenterId"]
+        cpu_volume = http.post(
+            "/v2/network-volumes", json={"name": "schemas", "size": 10, "dataCenter": cpu_place}
+        ).json()["id"]
         seen = [
             create(
                 http,
@@ -66,7 +72,7 @@ def test_pods_in_every_status_match_the_reference(emulator, conforms):
                     "name": "cpu",
                     "image": "i",
                     "cpu": {"id": "cpu3c", "vcpuCount": 4},
-                    "mounts": {"network": [{"volumeId": "vol-1", "path": "/data"}]},
+                    "mounts": {"network": [{"volumeId": cpu_volume, "path": "/data"}]},
                 },
             ),
         ]
