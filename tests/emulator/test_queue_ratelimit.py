@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from test_queue_helpers import create_endpoint, queue_emulator
+from test_queue_helpers import RawWorker, create_endpoint, queue_emulator, worker_key
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +61,19 @@ def test_concurrent_requests(emu: Any) -> None:
         assert held["r"].status_code == 200
         # The slot is free again once the first request has answered.
         assert http.post(f"/v2/{endpoint}/runsync?wait=1000", json={"input": {}}).status_code == 200
+
+
+def test_rate_scales_with_connected_workers(emu: Any) -> None:
+    # The seed: the effective limit is the higher of the base (here 3 /run per 10 s) and
+    # running workers x the per-worker rate (a tenth of the seed's base: 100 for /run).
+    with emu.http() as http:
+        endpoint = create_endpoint(http, "rl-" + secrets.token_hex(3))
+        worker = RawWorker(emu.url, endpoint, worker_key(http, endpoint))
+        try:
+            assert worker.ping().status_code == 200
+            codes = [
+                http.post(f"/v2/{endpoint}/run", json={"input": {}}).status_code for _ in range(6)
+            ]
+        finally:
+            worker.close()
+    assert codes == [200] * 6

@@ -54,3 +54,11 @@ OPERATION_LIMITS: dict[str, OperationLimit] = {
     "openai": OperationLimit(2000, 400),
     "requests": OperationLimit(10, 2),
 }
+
+# The seed: "the effective limit is the higher of the base limit and running_workers *
+# requests_per_worker". It gives no per-worker figure; the emulator assumes a tenth of the base
+# rate per connected worker, so an endpoint with more than ten workers gets more than the base.
+# Concurrency limits do not scale.
+PER_WORKER_RATE: dict[str, int] = {
+    op: limit.rate // 10 for op, limit in OPERATION_LIMITS.items() if op != "purge-queue"
+}

@@ -2,7 +2,8 @@
 
 Fixed 10-second windows count requests; a concurrency counter holds the requests in flight
 (a long-poll counts for its whole wait). Beyond either: 429 ``{"error": ...}`` with
-``Retry-After``. Rejected requests do not count.
+``Retry-After``. Rejected requests do not count. The rate is the higher of the base and the
+endpoint's connected workers times the per-worker rate (``limits.PER_WORKER_RATE``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from podbook.emulator.broker.errors import QueueError
-from podbook.emulator.broker.limits import OPERATION_LIMITS, RATE_WINDOW_SECONDS, OperationLimit
+from podbook.emulator.broker.limits import (
+    OPERATION_LIMITS,
+    PER_WORKER_RATE,
+    RATE_WINDOW_SECONDS,
+    OperationLimit,
+)
 
 
 @dataclass
@@ -37,11 +43,18 @@ class QueueRateLimiter:
         self._clock = clock
         self._counters: dict[tuple[str, str, str], _Counter] = {}
 
-    def acquire(self, account_id: str, endpoint_id: str, op: str) -> _Counter | None:
-        """Count one request (429 :class:`QueueError` beyond); release it when it ends."""
+    def acquire(
+        self, account_id: str, endpoint_id: str, op: str, workers: int = 0
+    ) -> _Counter | None:
+        """Count one request (429 :class:`QueueError` beyond); release it when it ends.
+
+        ``workers`` is the number of workers connected to the endpoint: the rate per 10 s is
+        the higher of the base and ``workers`` times the operation's per-worker rate.
+        """
         limit = self._limits.get(op)
         if limit is None:
             return None
+        rate = max(limit.rate, workers * PER_WORKER_RATE.get(op, 0))
         key = (account_id, endpoint_id, op)
         counter = self._counters.get(key)
         if counter is None:
@@ -50,11 +63,11 @@ class QueueRateLimiter:
         if now >= counter.window_start + RATE_WINDOW_SECONDS:
             counter.window_start = now - (now % RATE_WINDOW_SECONDS)
             counter.used = 0
-        if counter.used >= limit.rate:
+        if counter.used >= rate:
             wait = max(1, math.ceil(counter.window_start + RATE_WINDOW_SECONDS - now))
             raise QueueError(
                 429,
-                f"rate limit for /{op} exceeded ({limit.rate} requests per 10 s on this "
+                f"rate limit for /{op} exceeded ({rate} requests per 10 s on this "
                 f"endpoint); retry after {wait} s",
                 headers={"Retry-After": str(wait)},
             )

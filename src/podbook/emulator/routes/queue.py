@@ -66,7 +66,9 @@ def queue_route(
             queue = service.broker.require_endpoint(
                 caller.account_id, request.path_params["endpoint_id"]
             )
-            counter = service.limiter.acquire(caller.account_id, queue.endpoint_id, operation)
+            counter = service.limiter.acquire(
+                caller.account_id, queue.endpoint_id, operation, len(queue.workers)
+            )
             if write and not caller.can_write:
                 raise QueueError(403, "this API key is read-only; use a full-access key")
             return await handler(QueueRequest(request, queue, service))
