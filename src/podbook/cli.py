@@ -17,7 +17,8 @@ def default_home() -> Path:
     return Path(os.environ.get("PODBOOK_HOME") or Path.home() / ".podbook").expanduser()
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds, 0 or more (also used by ``podbook worker``)."""
     try:
         value = float(text)
     except ValueError:
@@ -71,21 +72,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emu.add_argument(
         "--provision-seconds",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=2.0,
         metavar="S",
         help="how long a new pod stays PROVISIONING (default 2)",
     )
     emu.add_argument(
         "--start-seconds",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=2.0,
         metavar="S",
         help="how long a pod stays STARTING after provisioning or a start (default 2)",
     )
     emu.add_argument(
         "--log-interval-seconds",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=5.0,
         metavar="S",
         help="how often a RUNNING pod writes a periodic log line (default 5)",
@@ -107,14 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     queue.add_argument(
         "--worker-poll-seconds",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="how long job-take and job-stop hold when there is nothing (default 30)",
     )
     queue.add_argument(
         "--worker-gone-seconds",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="a worker not heard from for this long is marked gone (default 30)",

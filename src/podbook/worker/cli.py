@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from podbook.cli import positive_seconds
 from podbook.errors import PodbookError
 
 __all__ = ["add_worker_commands", "run_worker", "run_worker_env"]
@@ -34,16 +35,6 @@ def _concurrency(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1000:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 1000")
     return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
-    return value
 
 
 def _milliseconds(text: str) -> int:
@@ -87,7 +78,7 @@ def add_worker_commands(commands: Any) -> None:
     )
     worker.add_argument(
         "--grace",
-        type=_seconds,
+        type=positive_seconds,
         default=10.0,
         metavar="SECONDS",
         help="on SIGTERM, how long running jobs may finish (default 10)",
