@@ -7,6 +7,13 @@
    constraint entirely; CPU pods ignore the template's CUDA constraint and persistent mount.
 4. The pod keeps a copy: later template edits do not affect it (and ``template`` stays null).
 5. Unknown or another account's template → 404; a serverless template → 422.
+
+Serverless endpoints (reference ``CreateEndpointRequest``/``UpdateEndpointRequest``) take the
+mirror rule: ``templateId`` must name a serverless template (a pod template → 422). Image,
+args, disk, ports, env and registry come from it unless the body gives them (``env`` merged
+per key, body wins); on create its ``allowedCudaVersions`` seeds ``gpu.allowedCudaVersions``
+when the body has a ``gpu`` block naming neither CUDA field. startSsh/startJupyter are
+ignored, and no link to the template is kept.
 """
 
 from __future__ import annotations
@@ -51,14 +58,26 @@ def public_templates() -> list[Template]:
     return [normalize_template(t) for t in catalog_data.public_templates()]
 
 
-def find_template(store: Store, account_id: str, template_id: str) -> Template:
-    """The caller's own template or a public one; 404 otherwise, 422 for serverless ones."""
+def find_template(
+    store: Store, account_id: str, template_id: str, *, serverless: bool = False
+) -> Template:
+    """The caller's own template or a public one of the wanted kind (pod by default).
+
+    Unknown or another account's → 404; a template of the other kind → 422.
+    """
     template = store.templates.get(account_id, template_id)
     if template is None:
         template = next((t for t in public_templates() if t["id"] == template_id), None)
     if template is None:
         raise not_found("template", template_id)
-    if template.get("serverless"):
+    if bool(template.get("serverless")) != serverless:
+        if serverless:
+            raise Problem(
+                422,
+                f"template {template_id!r} is a pod template and cannot configure a serverless "
+                "endpoint; pick a serverless template (isServerless)",
+                errors=[f"$.templateId: template {template_id!r} is for pods"],
+            )
         raise Problem(
             422,
             f"template {template_id!r} is a serverless template and cannot create a pod; "
@@ -66,6 +85,29 @@ def find_template(store: Store, account_id: str, template_id: str) -> Template:
             errors=[f"$.templateId: template {template_id!r} is for serverless endpoints"],
         )
     return template
+
+
+_CONTAINER_FIELDS = ("image", "args", "disk", "ports", "registry")
+
+
+def apply_endpoint_template(
+    template: Template, body: dict[str, Any], *, create: bool
+) -> dict[str, Any]:
+    """Merge a serverless ``template`` under an endpoint create or update ``body``.
+
+    The answer has no ``templateId``: the endpoint keeps the settings, not a link.
+    """
+    merged = {key: value for key, value in body.items() if key != "templateId"}
+    for name in _CONTAINER_FIELDS:
+        if name not in body:
+            merged[name] = template.get(name)
+    merged["env"] = {**(template.get("env") or {}), **(body.get("env") or {})}
+    cuda = template.get("allowedCudaVersions")
+    if create and cuda and isinstance(body.get("gpu"), dict):
+        gpu = dict(body["gpu"])
+        if "allowedCudaVersions" not in gpu and "minCudaVersion" not in gpu:
+            merged["gpu"] = {**gpu, "allowedCudaVersions": list(cuda)}
+    return merged
 
 
 def apply_template(template: Template, body: dict[str, Any], *, cpu: bool) -> dict[str, Any]:

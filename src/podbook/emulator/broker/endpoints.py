@@ -163,7 +163,7 @@ def endpoint_record(
         "handler": handler,
         "builtin": builtin,
     }
-    for extra in ("templateId", "args", "disk", "ports", "env", "registry", "cpu"):
+    for extra in ("args", "disk", "ports", "env", "registry", "cpu"):
         if extra in fields:
             record[extra] = fields[extra]
     return record

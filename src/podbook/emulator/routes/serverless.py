@@ -4,7 +4,8 @@
 ``handler`` field (``path/to/handler.py[:fn]`` or ``package.module:fn``) makes the emulator
 start and supervise podbook workers for it on first use. ``GET`` lists (built-ins ``echo``
 and ``stream-demo`` included) or reads one; ``PATCH`` changes the given fields (a new
-release when the container or handler configuration changes); ``DELETE`` removes one (204),
+release when the container or handler configuration changes); ``templateId`` on either is
+resolved once into container settings (``emulator/templates.py``); ``DELETE`` removes one (204),
 its queued and running jobs ending CANCELLED and its supervised worker stopped.
 ``GET .../workers`` lists the workers connected now; ``GET .../releases`` the release history;
 ``GET .../workers/{workerId}/logs`` streams what the broker saw of one worker (SSE).
@@ -33,6 +34,7 @@ from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.workerlogs import worker_logs
+from podbook.emulator.templates import apply_endpoint_template, find_template
 from podbook.emulator.validation import validate
 
 
@@ -57,11 +59,20 @@ async def create_endpoint(req: ApiRequest) -> Response:
     if errors:
         raise Problem(422, f"the endpoint is invalid: {errors[0]}", errors=errors)
     validate(CreateEndpointRequest, body)
+    body = _with_template(req, body, create=True)
     fields = {k: v for k, v in body.items() if k not in ("name", "handler")}
     queue = queue_service(req.request).broker.create_endpoint(
         req.account_id, body["name"].strip(), body.get("handler"), fields
     )
     return json_response(releases.public(queue.record), status=201)
+
+
+def _with_template(req: ApiRequest, body: dict[str, Any], *, create: bool) -> dict[str, Any]:
+    """``body`` with its ``templateId`` (if any) resolved into container settings."""
+    if "templateId" not in body:
+        return body
+    template = find_template(req.store, req.account_id, body["templateId"], serverless=True)
+    return apply_endpoint_template(template, body, create=create)
 
 
 async def get_endpoint(req: ApiRequest) -> Response:
@@ -95,6 +106,7 @@ async def update_endpoint(req: ApiRequest) -> Response:
     errors = _update_errors(body)
     if errors:
         raise Problem(400, f"the update is invalid: {errors[0]}", errors=errors)
+    body = _with_template(req, body, create=False)
     old = queue.record
     new = {**old, **body}
     if "workers" in body:
