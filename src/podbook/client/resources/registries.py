@@ -1,4 +1,5 @@
-"""Container registry credentials: v2 list/get/create/delete, and the v1 delete of the seed."""
+"""Container registry credentials: v2 list/get/create/delete, the v1 delete of the seed, and
+ECR delegations (``/v2/registries/delegations``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from podbook.client.resources.base import (
 
 if TYPE_CHECKING:
     from podbook.api.account import CreateRegistryRequest, Registry
+    from podbook.api.delegations import CreateDelegationRequest, EcrDelegation
 
 __all__ = ["AsyncRegistries", "Registries", "registry_calls"]
 
@@ -25,6 +27,12 @@ def _registry_model() -> type[Registry]:
     from podbook.api.account import Registry
 
     return Registry
+
+
+def _delegation_model() -> type[EcrDelegation]:
+    from podbook.api.delegations import EcrDelegation
+
+    return EcrDelegation
 
 
 class registry_calls:  # noqa: N801 - a namespace of call builders, used like a module
@@ -62,6 +70,29 @@ class registry_calls:  # noqa: N801 - a namespace of call builders, used like a 
         registry_id = path_id(registry, "registry id")
         return Call("DELETE", f"/v1/containerregistryauth/{registry_id}", base="v1")
 
+    @staticmethod
+    def list_delegations() -> Call[list[EcrDelegation]]:
+        """``GET /v2/registries/delegations``."""
+        parse = list_parser(_delegation_model(), "delegations")
+        return Call("GET", "/v2/registries/delegations", parse=parse)
+
+    @staticmethod
+    def create_delegation(
+        request: CreateDelegationRequest | Mapping[str, Any] | None, fields: Mapping[str, Any]
+    ) -> Call[EcrDelegation]:
+        """``POST /v2/registries/delegations``."""
+        from podbook.api.delegations import CreateDelegationRequest
+
+        body = prepare_body(CreateDelegationRequest, request, fields)
+        parse = model_parser(_delegation_model())
+        return Call("POST", "/v2/registries/delegations", json=body, parse=parse)
+
+    @staticmethod
+    def revoke_delegation(delegation: Any) -> Call[None]:
+        """``DELETE /v2/registries/delegations/{id}``."""
+        delegation_id = path_id(delegation, "delegation id")
+        return Call("DELETE", f"/v2/registries/delegations/{delegation_id}")
+
 
 class Registries(SyncResource):
     """``client.registries``: credentials for pulling private images."""
@@ -88,6 +119,20 @@ class Registries(SyncResource):
         """Delete a credential through the v1 interface the seed names."""
         self._request(registry_calls.delete_v1(registry))
 
+    def list_delegations(self) -> list[EcrDelegation]:
+        """The account's ECR delegations."""
+        return self._request(registry_calls.list_delegations())
+
+    def create_delegation(
+        self, request: CreateDelegationRequest | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> EcrDelegation:
+        """Register one: ``create_delegation(resource="arn:aws:ecr:...", name=...)``."""
+        return self._request(registry_calls.create_delegation(request, fields))
+
+    def revoke_delegation(self, delegation: EcrDelegation | str) -> None:
+        """Revoke an ECR delegation."""
+        self._request(registry_calls.revoke_delegation(delegation))
+
 
 class AsyncRegistries(AsyncResource):
     """``client.registries`` of the :class:`AsyncClient`."""
@@ -113,3 +158,17 @@ class AsyncRegistries(AsyncResource):
     async def delete_v1(self, registry: Registry | str) -> None:
         """Delete a credential through the v1 interface."""
         await self._request(registry_calls.delete_v1(registry))
+
+    async def list_delegations(self) -> list[EcrDelegation]:
+        """The account's ECR delegations."""
+        return await self._request(registry_calls.list_delegations())
+
+    async def create_delegation(
+        self, request: CreateDelegationRequest | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> EcrDelegation:
+        """Register an ECR delegation."""
+        return await self._request(registry_calls.create_delegation(request, fields))
+
+    async def revoke_delegation(self, delegation: EcrDelegation | str) -> None:
+        """Revoke an ECR delegation."""
+        await self._request(registry_calls.revoke_delegation(delegation))

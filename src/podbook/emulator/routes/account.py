@@ -1,4 +1,5 @@
-"""Account SSH keys and container registry credentials (v2 CRUD and the v1 delete).
+"""Account SSH keys, container registry credentials (v2 CRUD and the v1 delete) and ECR
+delegations (kept in the account record, like the SSH keys).
 
 Registry usernames and passwords are write-only: stored, never returned, never logged.
 """
@@ -6,11 +7,13 @@ Registry usernames and passwords are write-only: stored, never returned, never l
 from __future__ import annotations
 
 import secrets
+from datetime import datetime, timezone
 
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from podbook.api.account import CreateRegistryRequest, UpdateSshKeysRequest
+from podbook.api.delegations import CreateDelegationRequest, parse_ecr_arn
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import not_found
@@ -78,11 +81,58 @@ async def delete_registry(req: ApiRequest) -> Response:
     return Response(status_code=204)
 
 
+_DELEGATIONS = "ecrDelegations"
+
+
+async def list_delegations(req: ApiRequest) -> Response:
+    """``GET /v2/registries/delegations``."""
+    account = req.store.ensure_account(req.account_id)
+    return json_response({"delegations": list(account.get(_DELEGATIONS, []))})
+
+
+async def create_delegation(req: ApiRequest) -> Response:
+    """``POST /v2/registries/delegations``: 201 with the delegation read from the ARN."""
+    body = await req.json()
+    validate(CreateDelegationRequest, body)
+    resource = parse_ecr_arn(body["resource"])
+    assert resource is not None  # checked by the request model's rules
+    record = {
+        "id": "deleg_" + secrets.token_hex(6),
+        "name": body.get("name"),
+        "delegatorUserId": req.account_id,
+        "awsUser": resource.aws_account,
+        "repository": resource.repository,
+        "tag": resource.tag,
+        "awsRegion": resource.region,
+        "dockerRegistryUri": resource.docker_registry_uri,
+        "createdAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    account = req.store.ensure_account(req.account_id)
+    kept = list(account.get(_DELEGATIONS, []))
+    req.store.save_account({**account, _DELEGATIONS: [*kept, record]})
+    return json_response(record, status=201)
+
+
+async def revoke_delegation(req: ApiRequest) -> Response:
+    """``DELETE /v2/registries/delegations/{id}``: 204, or 404 for an unknown id."""
+    delegation_id = req.param("id")
+    account = req.store.ensure_account(req.account_id)
+    kept = list(account.get(_DELEGATIONS, []))
+    left = [d for d in kept if d["id"] != delegation_id]
+    if len(left) == len(kept):
+        raise not_found("ECR delegation", delegation_id)
+    req.store.save_account({**account, _DELEGATIONS: left})
+    return Response(status_code=204)
+
+
 def routes() -> list[BaseRoute]:
-    """The account and registry routes."""
+    """The account and registry routes (delegations before ``/v2/registries/{id}``)."""
     return [
         api_route("/v2/account/ssh-keys", get_ssh_keys, ["GET"]),
         api_route("/v2/account/ssh-keys", put_ssh_keys, ["PUT"]),
+        api_route("/v2/registries/delegations", list_delegations, ["GET"]),
+        api_route("/v2/registries/delegations", create_delegation, ["POST"]),
+        api_route("/v2/registries/delegations/{id}", revoke_delegation, ["DELETE"]),
         api_route("/v2/registries", list_registries, ["GET"]),
         api_route("/v2/registries", create_registry, ["POST"]),
         api_route("/v2/registries/{id}", get_registry, ["GET"]),
