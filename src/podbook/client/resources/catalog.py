@@ -1,4 +1,5 @@
-"""The public catalog: GPU types (with availability), CPU flavors, data centers, templates."""
+"""The public catalog: GPU types (with availability), CPU flavors, data centers, templates;
+lists and single entries (``gpu(id)``, ``cpu(id)``, ``datacenter(id)``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from podbook.client.core import Call
-from podbook.client.resources.base import AsyncResource, SyncResource, list_parser
+from podbook.client.resources.base import (
+    AsyncResource,
+    SyncResource,
+    list_parser,
+    model_parser,
+    path_id,
+)
 from podbook.errors import InvalidRequest
 
 if TYPE_CHECKING:
@@ -113,6 +120,35 @@ class catalog_calls:  # noqa: N801 - a namespace of call builders, used like a m
         )
 
     @staticmethod
+    def gpu(gpu: Any, availability: bool = False, **filters: Any) -> Call[GpuType]:
+        """``GET /v2/catalog/gpus/{id}`` (the filters of :meth:`gpus`)."""
+        from podbook.api.catalog import GpuType
+
+        params = catalog_calls.gpus(availability, **filters).params
+        path = f"/v2/catalog/gpus/{path_id(gpu, 'GPU type id')}"
+        return Call("GET", path, params=params, parse=model_parser(GpuType))
+
+    @staticmethod
+    def cpu(cpu: Any, availability: bool = False, **filters: Any) -> Call[CpuType]:
+        """``GET /v2/catalog/cpus/{id}`` (the filters of :meth:`cpus`)."""
+        from podbook.api.catalog import CpuType
+
+        params = catalog_calls.cpus(availability, **filters).params
+        path = f"/v2/catalog/cpus/{path_id(cpu, 'CPU flavor id')}"
+        return Call("GET", path, params=params, parse=model_parser(CpuType))
+
+    @staticmethod
+    def datacenter(
+        data_center: Any, *, include: str | Iterable[str] | None = None
+    ) -> Call[DataCenter]:
+        """``GET /v2/catalog/datacenters/{id}`` (``include``: GPU_AVAILABILITY, CPU_AVAILABILITY)."""
+        from podbook.api.catalog import DataCenter
+
+        path = f"/v2/catalog/datacenters/{path_id(data_center, 'data center id')}"
+        params = _query(include=_csv(include)) or None
+        return Call("GET", path, params=params, parse=model_parser(DataCenter))
+
+    @staticmethod
     def templates(source: str | None = None) -> Call[list[Template]]:
         """``GET /v2/catalog/templates`` (``source``: official, verified or community)."""
         from podbook.api.catalog import Template
@@ -147,6 +183,18 @@ class Catalog(SyncResource):
         """Public catalog templates."""
         return self._request(catalog_calls.templates(source))
 
+    def gpu(self, gpu: GpuType | str, availability: bool = False, **filters: Any) -> GpuType:
+        """One GPU type (the filters of :meth:`gpus`)."""
+        return self._request(catalog_calls.gpu(gpu, availability, **filters))
+
+    def cpu(self, cpu: CpuType | str, availability: bool = False, **filters: Any) -> CpuType:
+        """One CPU flavor (the filters of :meth:`cpus`)."""
+        return self._request(catalog_calls.cpu(cpu, availability, **filters))
+
+    def datacenter(self, data_center: DataCenter | str, **filters: Any) -> DataCenter:
+        """One data center (``include=`` for availability)."""
+        return self._request(catalog_calls.datacenter(data_center, **filters))
+
 
 class AsyncCatalog(AsyncResource):
     """``client.catalog`` of the :class:`AsyncClient`."""
@@ -166,3 +214,15 @@ class AsyncCatalog(AsyncResource):
     async def templates(self, source: str | None = None) -> list[Template]:
         """Public catalog templates."""
         return await self._request(catalog_calls.templates(source))
+
+    async def gpu(self, gpu: GpuType | str, availability: bool = False, **filters: Any) -> GpuType:
+        """One GPU type."""
+        return await self._request(catalog_calls.gpu(gpu, availability, **filters))
+
+    async def cpu(self, cpu: CpuType | str, availability: bool = False, **filters: Any) -> CpuType:
+        """One CPU flavor."""
+        return await self._request(catalog_calls.cpu(cpu, availability, **filters))
+
+    async def datacenter(self, data_center: DataCenter | str, **filters: Any) -> DataCenter:
+        """One data center."""
+        return await self._request(catalog_calls.datacenter(data_center, **filters))
