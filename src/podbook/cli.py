@@ -54,7 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the local emulator of the cloud's REST and queue interface",
         description="Run the local emulator (REST v2, queue, REST v1 on one port).",
     )
-    emu.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    emu.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; any other needs --allow-remote)",
+    )
+    emu.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host (requires --api-key or account keys in --config)",
+    )
     emu.add_argument(
         "--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any)"
     )
@@ -150,7 +159,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         parse_declared_endpoint,
         parse_rate_limit,
     )
-    from podbook.emulator.server import configure_logging, serve
+    from podbook.emulator.server import configure_logging, remote_bind_refusal, serve
     from podbook.emulator.settings import (
         DEFAULT_QUOTAS,
         EmulatorSettings,
@@ -175,6 +184,14 @@ def run_emulator(args: argparse.Namespace) -> int:
         )
     except (SettingsError, EndpointSpecError) as exc:
         print(f"podbook emulator: {exc}", file=sys.stderr)
+        return 2
+    refusal = remote_bind_refusal(
+        args.host,
+        allow_remote=args.allow_remote,
+        key_chosen=args.api_key is not None or any(a.keys for a in accounts),
+    )
+    if refusal:
+        print(f"podbook emulator: {refusal}", file=sys.stderr)
         return 2
     print_key = False
     api_key = args.api_key

@@ -104,14 +104,14 @@ def test_runsync_wait_out_of_range(http: httpx.Client, endpoint: str, wait: str)
     assert "wait is invalid" in response.json()["error"]
 
 
-def test_bad_bodies_are_400_with_one_line(http: httpx.Client, endpoint: str) -> None:
+def test_bad_bodies_400_oversize_413_one_line(http: httpx.Client, endpoint: str) -> None:
     for body in ({"input": 3}, {"prompt": "x"}, {"input": {}, "policy": {"ttl": 5}}):
         response = http.post(f"/v2/{endpoint}/run", json=body)
         assert response.status_code == 400, body
         assert "\n" not in response.json()["error"]
     too_big = {"input": {"blob": "x" * 10_000_001}}
     response = http.post(f"/v2/{endpoint}/run", json=too_big)
-    assert response.status_code == 400 and "too large" in response.json()["error"]
+    assert response.status_code == 413 and "too large" in response.json()["error"]
 
 
 def test_unknown_endpoint_and_job_are_404(http: httpx.Client, endpoint: str) -> None:

@@ -5,8 +5,10 @@ One port serves every base: REST v2 under explicit prefixes (``/v2/pods``, ``/v2
 (``/v1/containerregistryauth/{id}``), ``/v2/serverless`` (queue endpoints), then the queue
 under ``/v2/{endpoint_id}/...`` (client and worker routes of :mod:`podbook.emulator.broker`),
 which therefore must be mounted after the explicit prefixes. ``GET /healthz`` needs no key.
-Every REST error is problem+json, unknown routes (404, 405) and internal errors (500, without
-a traceback) included; queue errors are ``{"error": ...}`` as the service answers them.
+Request bodies over their route's limit are refused (413) by
+:class:`~podbook.emulator.bodylimit.BodyLimit` before any handler reads them. Every REST error
+is problem+json, unknown routes (404, 405) and internal errors (500, without a traceback)
+included; queue errors are ``{"error": ...}`` as the service answers them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
@@ -25,6 +28,7 @@ from starlette.routing import BaseRoute, Match, Route
 import podbook
 from podbook.emulator.auth import authenticate
 from podbook.emulator.billing.ledger import install as install_billing
+from podbook.emulator.bodylimit import BodyLimit
 from podbook.emulator.broker import install as install_broker
 from podbook.emulator.context import Emulator
 from podbook.emulator.jsonresp import json_response
@@ -160,6 +164,7 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
 
     app = Starlette(
         routes=build_routes(),
+        middleware=[Middleware(BodyLimit)],
         exception_handlers={HTTPException: _http_exception, Exception: _internal_error},
         lifespan=lifespan,
     )

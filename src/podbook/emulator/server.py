@@ -9,6 +9,7 @@ value, reaches the log.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import os
@@ -28,12 +29,53 @@ log = logging.getLogger("podbook.emulator")
 
 def write_private(path: Path, text: str) -> None:
     """Atomically write ``text`` to ``path`` with mode 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(tmp, path)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) only reaches this machine."""
+    name = host.strip().strip("[]")
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(name, None)
+    except OSError:
+        return False
+    return bool(infos) and all(
+        ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in infos
+    )
+
+
+def remote_bind_refusal(host: str, *, allow_remote: bool, key_chosen: bool) -> str | None:
+    """Why the emulator may not listen on ``host``, or None when it may.
+
+    A loopback address is always fine. Any other address serves other machines, which needs
+    both ``--allow-remote`` and a key the operator chose (``--api-key`` or account keys in
+    ``--config``) rather than one generated and printed on this console.
+    """
+    if is_loopback(host):
+        return None
+    if not allow_remote:
+        return (
+            f"--host {host} is not a loopback address and would serve other machines; "
+            "pass --allow-remote (with --api-key KEY or account keys in --config) to allow it, "
+            "or bind 127.0.0.1"
+        )
+    if not key_chosen:
+        return (
+            f"--host {host} with --allow-remote needs a key you chose: pass --api-key KEY "
+            "(or account keys in --config)"
+        )
+    return None
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

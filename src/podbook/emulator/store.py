@@ -43,7 +43,7 @@ def key_digest(api_key: str) -> str:
 
 def _create_private_file(path: Path) -> None:
     """Create ``path`` with mode 0600 if it does not exist yet."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
     os.close(fd)
     os.chmod(path, 0o600)

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from podbook.emulator.auth import extract_key
-from podbook.emulator.broker.errors import QueueError, error_response
+from podbook.emulator.broker.errors import QueueError, endpoint_not_found, error_response
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.service import QueueService, queue_service
 from podbook.emulator.jsonresp import json_response
@@ -46,6 +46,9 @@ def worker_queue(request: Request, service: QueueService) -> EndpointQueue:
             "(or run 'podbook worker-env ENDPOINT')",
         )
     if scope[1] != endpoint_id:
+        if service.broker.endpoint(scope[0], endpoint_id) is None:
+            # Not this key's account's endpoint: the same 404 whether another account has it.
+            raise endpoint_not_found(endpoint_id)
         raise QueueError(403, f"this worker key serves endpoint {scope[1]!r}, not {endpoint_id!r}")
     queue = service.broker.endpoint(*scope)
     if queue is None:
