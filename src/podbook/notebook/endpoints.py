@@ -33,10 +33,17 @@ def _non_negative(text: str) -> int:
 
 
 COUNT = _value_type(_non_negative, "a whole number >= 0")
-FLASHBOOT = _value_type(
-    lambda t: {"off": "OFF", "on": "FLASHBOOT", "priority": "PRIORITY_FLASHBOOT"}[t.lower()],
-    "off, on or priority",
-)
+_FLASHBOOT_MODES = {"off": "OFF", "on": "FLASHBOOT", "priority": "PRIORITY_FLASHBOOT"}
+
+
+def _flashboot(text: str) -> str:
+    mode = _FLASHBOOT_MODES.get(text.strip().lower())
+    if mode is None:
+        raise ValueError(text)
+    return mode
+
+
+FLASHBOOT = _value_type(_flashboot, "off, on or priority")
 
 
 @dataclass(frozen=True)
@@ -116,7 +123,10 @@ def _parser(verb: str, description: str) -> parsing.MagicArgumentParser:
 def build_subcommands() -> dict[str, parsing.Subcommand]:
     """The ``%endpoint create|list|show|update|delete`` subcommands, by name."""
     create = _parser("create", "Create a serverless endpoint and show it.")
-    create.add_argument("name", metavar="NAME", help="the endpoint's name (its id when free)")
+    create.add_argument(
+        "name", metavar="NAME", nargs="?", help="the endpoint's name (its id when free)"
+    )
+    create.add_argument("--name", dest="name_flag", metavar="NAME", help="the same as NAME")
     _add_config_arguments(create)
 
     update = _parser("update", "Change an endpoint: only the flags given change.")
@@ -133,7 +143,14 @@ def build_subcommands() -> dict[str, parsing.Subcommand]:
         parsing.add_output_argument(parser)
 
     def build_create(ns: argparse.Namespace) -> EndpointCommand:
-        body = {"name": ns.name, **_config_body(ns)}
+        if ns.name and ns.name_flag and ns.name != ns.name_flag:
+            raise UsageError(
+                f"%endpoint create: two names, {ns.name!r} and --name {ns.name_flag!r}; give one."
+            )
+        name = ns.name or ns.name_flag
+        if not name:
+            raise UsageError("%endpoint create: missing NAME. See `%endpoint create --help`.")
+        body = {"name": name, **_config_body(ns)}
         return EndpointCommand("create", body=body, output=ns.output)
 
     def build_update(ns: argparse.Namespace) -> EndpointCommand:

@@ -22,6 +22,11 @@ _FIXES = {
     422: "fix the fields listed below",
     429: "the rate limit was reached; wait a moment and retry",
 }
+# 409 fixes of magics other than %pod (looked up like _NOT_FOUND).
+_CONFLICT = {
+    "endpoint": "the built-in endpoints (echo, stream-demo) are read-only; "
+    "use an endpoint of your own (`%endpoint list`)",
+}
 _NOT_FOUND = {
     "pod create": "check the IDs you gave (--template, --registry, --volume)",
     "pod": "check the pod ID with `%pod list --all`",
@@ -30,6 +35,9 @@ _NOT_FOUND = {
     "template": "check the template ID with `%template list` (public: `%template list --public`)",
     "volume": "check the volume ID with `%volume list`",
     "registry": "check the credential ID with `%registry list`",
+    "endpoint": "check the endpoint ID with `%endpoint list`",
+    "endpoint create": "check the --template ID with `%template list`",
+    "endpoint update": "check the endpoint ID (`%endpoint list`) and the --template ID",
 }
 # Request fields of `%pod create` and the flag that sets each (most specific first).
 _CREATE_FLAGS = {
@@ -96,6 +104,8 @@ def describe_failure(err: BaseException, magic: str = "pod") -> str:
         status = err.status or 0
         not_found = _NOT_FOUND.get(magic) or _NOT_FOUND.get(magic.split()[0], "")
         fix = not_found if status == 404 else _FIXES.get(status, "")
+        if status == 409:
+            fix = _CONFLICT.get(magic) or _CONFLICT.get(magic.split()[0], fix)
         if status >= 500:
             fix = "the service failed; retry later"
         fix = fix.replace("{magic}", magic)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 
@@ -63,6 +63,7 @@ def _parser(prog: str, description: str) -> MagicArgumentParser:
 
 
 def _ident(parser: argparse.ArgumentParser, what: str, listing: str) -> None:
+    listing = listing.replace("%", "%%")  # argparse formats help with %
     parser.add_argument("ident", metavar="ID", help=f"the {what}'s ID (see {listing})")
 
 
@@ -218,33 +219,59 @@ def build_volume_subcommands() -> dict[str, Subcommand]:
 
 # ---------------------------------------------------------------------------- %registry
 
+_PASSWORD_FIX = "leave it out to be asked (hidden), or use --password-env VAR"
+
+
+class _NoEchoParser(MagicArgumentParser):
+    """``%registry create``: its errors never repeat stray words (one may be a password)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            raise UsageError(
+                f"{self.prog}: unexpected words on the line (not repeated: one may be a "
+                f"password); a password is never typed into a cell: {_PASSWORD_FIX}. "
+                f"See `{self.prog} --help`."
+            )
+        if message.startswith("argument --password-env"):
+            raise UsageError(
+                f"{self.prog}: --password-env takes the NAME of an environment variable that "
+                "holds the password (e.g. REGISTRY_PASSWORD), not the password itself."
+            )
+        super().error(message)
+
+
+def _registry_create(ns: argparse.Namespace) -> AccountCommand:
+    if ns.typed_password is not None:
+        raise UsageError(
+            "%registry create: --password is refused (a password typed into a cell stays in "
+            f"the notebook and its history); {_PASSWORD_FIX}."
+        )
+    return AccountCommand(
+        "create",
+        body={"name": ns.name, "username": ns.username},
+        options={"password_env": ns.password_env},
+        output=ns.output,
+    )
+
 
 def build_registry_subcommands() -> dict[str, Subcommand]:
     """``%registry create|list|delete`` (the password is never on the line)."""
-    create = _parser(
-        "%registry create",
-        "Store a registry credential. The password is asked for (hidden), or read from the "
-        "environment variable named by --password-env; it is never typed into a cell.",
+    create = _NoEchoParser(
+        prog="%registry create",
+        description="Store a registry credential. The password is asked for (hidden), or read "
+        "from the environment variable named by --password-env; it is never typed into a cell.",
     )
     create.add_argument("--name", required=True, help="the credential's name")
     create.add_argument("--username", required=True, help="the registry user name")
     create.add_argument(
         "--password-env", type=ENV_VAR, metavar="VAR", help="read the password from $VAR"
     )
+    create.add_argument("--password", dest="typed_password", help=argparse.SUPPRESS)
     add_output_argument(create)
     listing = _parser("%registry list", "List your registry credentials (names only).")
     add_output_argument(listing)
     return {
-        "create": Subcommand(
-            create,
-            lambda ns: AccountCommand(
-                "create",
-                body={"name": ns.name, "username": ns.username},
-                options={"password_env": ns.password_env},
-                output=ns.output,
-            ),
-            "store a credential",
-        ),
+        "create": Subcommand(create, _registry_create, "store a credential"),
         "list": Subcommand(
             listing, lambda ns: AccountCommand("list", output=ns.output), "list credentials"
         ),
