@@ -34,8 +34,10 @@ logger = logging.getLogger("podbook.worker")
 LONG_POLL_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
 """Take and stop long-polls: the broker holds them for less than 90 s."""
 POST_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
-POST_RETRY_DELAYS = (0.1, 0.5, 2.0)
-"""Pauses before the retries of a result post that met a 5xx or a dropped connection."""
+POST_RETRY_DELAYS = (0.1, 0.5, 1.0, 2.0, 2.0, 2.0, 5.0, 5.0, 5.0, 10.0, 10.0, 10.0, 10.0)
+"""Pauses before the retries of a result post that met a 5xx or a dropped connection: about
+a minute in all, so a result outlives a broker restart (a job whose result was lost would
+run again elsewhere)."""
 DEFAULT_THROTTLE_SECONDS = 5.0
 
 

@@ -4,7 +4,16 @@ States: IN_QUEUE → IN_PROGRESS → COMPLETED | FAILED | TIMED_OUT; CANCELLED f
 IN_PROGRESS (a running job's worker is told through job-stop); FAILED/TIMED_OUT → IN_QUEUE by
 retry (same id and input, output cleared). Deadlines are event-loop timers: TTL (deleted in
 any state), ``executionTimeout`` (→ TIMED_OUT) and result retention (deleted). Hot state
-lives in memory; each move is written through to SQLite before the request answers.
+lives in memory; each move a request causes is committed to SQLite before that request
+answers (``BrokerTables.flush``), so a job whose ``/run`` got its id, a take that handed a
+job out and a result that was acknowledged all survive a ``kill -9`` of the emulator.
+
+Crash recovery: a job stored IN_PROGRESS is restored IN_PROGRESS on its worker, *unconfirmed*:
+a worker outlives the emulator and may still be running it (or be posting its result). The
+worker confirms it by a result, a stream post or a ping that lists it; a ping that does not
+list it, a take with ``job_in_progress=0``, an unhealthy ping or ``worker_gone_seconds``
+without a word put it back in the queue, first in line. So a job runs once even when the
+emulator dies mid-job, and a job whose worker died with the emulator still runs.
 """
 
 from __future__ import annotations
@@ -66,6 +75,11 @@ class Broker:
         self.on_demand: Callable[[EndpointQueue], None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self.closing = False
+        self.unconfirmed: set[str] = set()
+        """Restored IN_PROGRESS jobs their worker has not yet claimed (see the module doc)."""
+        self.lost_from: dict[str, str] = {}
+        """job id → the worker a restored job was taken back from: while nobody else has
+        taken it, that worker's result is still accepted (it was running it after all)."""
         for account_id, record in tables.load_endpoints():
             self.queues[(account_id, record["id"])] = EndpointQueue(
                 account_id, record["id"], record
@@ -77,7 +91,9 @@ class Broker:
     def start(self) -> None:
         """Put stored jobs back (on the running loop) and start the worker liveness sweep.
 
-        A job that was IN_PROGRESS when the emulator stopped goes back to the queue.
+        A job that was IN_PROGRESS when the emulator stopped stays IN_PROGRESS on its worker,
+        unconfirmed, for ``worker_gone_seconds`` (see the module doc); one stored without a
+        worker goes back to the queue.
         """
         now = now_ms()
         for doc in sorted(self._loaded, key=lambda d: d["queued_at"]):
@@ -86,7 +102,7 @@ class Broker:
             if queue is None or self._deadline(job) <= now:
                 self.tables.delete_job(job.id)
                 continue
-            if job.status == IN_PROGRESS:
+            if job.status == IN_PROGRESS and (job.worker_id is None or job.started_at is None):
                 job.status = IN_QUEUE
                 job.started_at = None
                 job.worker_id = None
@@ -96,8 +112,11 @@ class Broker:
             queue.count_move(None, job.status)
             if job.status == IN_QUEUE:
                 queue.push(job)
+            elif job.status == IN_PROGRESS:
+                self._restore_running(queue, job)
             self._arm_expiry(job)
         self._loaded = []
+        self.tables.flush()
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep_gone_workers())
 
     def release_polls(self) -> None:
@@ -247,6 +266,7 @@ class Broker:
         queue.jobs[job.id] = job
         queue.count_move(None, IN_QUEUE)
         self._save(job)
+        self.tables.flush()  # committed before the id is answered
         queue.push(job)
         self._arm_expiry(job)
         if not job.low_priority and self.on_demand is not None:
@@ -277,6 +297,7 @@ class Broker:
             self._expire(job)
         else:
             self._arm_expiry(job)
+        self.tables.flush()
 
     def cancel(self, job: Job) -> None:
         """IN_QUEUE or IN_PROGRESS → CANCELLED (a running job's worker is told to stop)."""
@@ -288,6 +309,7 @@ class Broker:
         else:
             self._release_worker(job, stop=True)
         self._finish(job, CANCELLED)
+        self.tables.flush()
 
     def retry(self, job: Job) -> None:
         """FAILED or TIMED_OUT → IN_QUEUE: same id and input, previous output removed."""
@@ -302,6 +324,7 @@ class Broker:
         job.queued_at = now_ms()
         self._move(job, IN_QUEUE)
         self._save(job)
+        self.tables.flush()
         queue.push(job)
         self._arm_expiry(job)
         if not job.low_priority and self.on_demand is not None:
@@ -337,13 +360,19 @@ class Broker:
         count: int,
         wait: float,
         gone: asyncio.Future[None] | None = None,
+        *,
+        idle: bool = False,
     ) -> list[Job]:
         """Up to ``count`` jobs for a worker, holding up to ``wait`` s while none waits.
 
         ``gone`` resolves when the worker's connection closes: a worker that died while
-        waiting must not be handed a job.
+        waiting must not be handed a job. ``idle``: the take said ``job_in_progress=0``, so
+        restored jobs still on this worker's name go back to the queue first. The jobs
+        handed out are committed as IN_PROGRESS before the answer leaves.
         """
         worker = queue.worker(worker_id)
+        if idle:
+            self._requeue_unconfirmed(queue, worker, keep=())
         worker.in_flight += 1
         try:
             deadline = time.monotonic() + wait
@@ -370,6 +399,8 @@ class Broker:
                     break
                 self._start(job, worker)
                 taken.append(job)
+            if taken:
+                self.tables.flush()
             return taken
         finally:
             worker.in_flight -= 1
@@ -406,7 +437,7 @@ class Broker:
     def result(self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any) -> None:
         """A job-done post: a progress update, or the job's final result."""
         worker = queue.worker(worker_id)
-        job = self._running_job(queue, job_id)
+        job = self._running_job(queue, worker, job_id)
         if not isinstance(body, dict):
             raise QueueError(400, 'result body must be a JSON object such as {"output": ...}')
         if body.get("status") == IN_PROGRESS:
@@ -421,6 +452,7 @@ class Broker:
             queue.workers.pop(worker.worker_id, None)
         self._release_worker(job, stop=False)
         self._finish(job, FAILED if failed else COMPLETED)
+        self.tables.flush()  # an acknowledged result is never run again
 
     def stream_chunk(
         self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any, size: int
@@ -428,8 +460,7 @@ class Broker:
         """A job-stream post: one chunk ``{"output": c[, "metrics": m]}``, or several in
         order ``{"stream": [{"output": c[, "metrics": m]}, ...]}``. Each becomes a ``/stream``
         item (split when over the size limit; metrics stay on the last piece)."""
-        queue.worker(worker_id)
-        job = self._running_job(queue, job_id)
+        job = self._running_job(queue, queue.worker(worker_id), job_id)
         if isinstance(body, dict) and isinstance(body.get("stream"), list):
             posted = body["stream"]
         else:
@@ -468,9 +499,14 @@ class Broker:
         """
         worker = queue.worker(worker_id)
         if not healthy:
+            self._requeue_unconfirmed(queue, worker, keep=())
             queue.workers.pop(worker_id, None)
             return
         if running is not None:
+            self._requeue_unconfirmed(queue, worker, keep=running)
+            for job_id in running:
+                if job_id in self.lost_from and (job := queue.jobs.get(job_id)) is not None:
+                    self._reclaim(queue, worker, job)
             for job_id in running:  # stopped while the worker was marked gone
                 job = queue.jobs.get(job_id)
                 if (
@@ -490,13 +526,27 @@ class Broker:
 
     # internals ---------------------------------------------------------------------------
 
-    def _running_job(self, queue: EndpointQueue, job_id: str) -> Job:
+    def _running_job(self, queue: EndpointQueue, worker: WorkerState, job_id: str) -> Job:
         job = queue.jobs.get(job_id)
         if job is None:
             raise job_not_found(job_id)
+        self._reclaim(queue, worker, job)
         if job.status != IN_PROGRESS:
             raise QueueError(409, f"job {job_id} is {job.status}, not IN_PROGRESS; post ignored")
+        self.unconfirmed.discard(job_id)
         return job
+
+    def _reclaim(self, queue: EndpointQueue, worker: WorkerState, job: Job) -> None:
+        """A job put back in the queue while ``worker`` was unheard of since a restart, and
+        taken by nobody since: the worker is back with it, so it runs there again."""
+        if (
+            job.status == IN_QUEUE
+            and self.lost_from.get(job.id) == worker.worker_id
+            and queue.remove(job)
+        ):
+            log.info("worker %s is back with job %s; it runs there", worker.worker_id, job.id)
+            self._start(job, worker)
+            self.tables.flush()
 
     def _move(self, job: Job, status: str) -> None:
         self.queues[job.key].count_move(job.status, status)
@@ -508,17 +558,70 @@ class Broker:
     def _start(self, job: Job, worker: WorkerState) -> None:
         job.started_at = now_ms()
         job.worker_id = worker.worker_id
+        self.lost_from.pop(job.id, None)
         self._move(job, IN_PROGRESS)
         worker.running.add(job.id)
         worker.log.note(f"job {job.id} started")
-        # Not written: a job stored as IN_QUEUE is what a restart needs (an IN_PROGRESS job
-        # goes back to the queue then anyway).
+        self._save(job)  # with its worker: after a crash, that worker may still run it
+        self._arm_execution(job)
+
+    def _arm_execution(self, job: Job) -> None:
+        assert job.started_at is not None
         self._arm(
             job,
             "execution",
             job.started_at + int(job.execution_timeout_ms * self.settings.time_scale),
             self._time_out,
         )
+
+    def _restore_running(self, queue: EndpointQueue, job: Job) -> None:
+        """A job stored IN_PROGRESS: on its worker, unconfirmed (``worker_gone_seconds`` from
+        now for the worker to call in), its executionTimeout counted from its start."""
+        worker_id = job.worker_id or ""
+        worker = queue.workers.get(worker_id)
+        if worker is None:
+            worker = queue.workers[worker_id] = WorkerState(worker_id)
+            worker.version = queue.record.get("version")
+            worker.log.note(f"worker {worker_id} not heard from since the emulator restarted")
+        worker.running.add(job.id)
+        self.unconfirmed.add(job.id)
+        self._arm_execution(job)
+
+    def _requeue_unconfirmed(
+        self, queue: EndpointQueue, worker: WorkerState, keep: list[str] | tuple[str, ...]
+    ) -> None:
+        """Restored jobs on ``worker``'s name that it does not claim (not in ``keep``) go
+        back to the queue, first in line; those in ``keep`` are confirmed."""
+        mine = worker.running & self.unconfirmed
+        if not mine:
+            return
+        claimed = mine.intersection(keep)
+        self.unconfirmed -= claimed
+        lost = [queue.jobs[i] for i in mine - claimed if i in queue.jobs]
+        for job in sorted(lost, key=lambda j: j.queued_at, reverse=True):
+            self.unconfirmed.discard(job.id)
+            worker.running.discard(job.id)
+            if job.status != IN_PROGRESS:
+                continue
+            log.info(
+                "job %s: worker %s does not claim it since the restart; queued again",
+                job.id,
+                worker.worker_id,
+            )
+            self._cancel_timer(job, "execution")
+            job.clear_result()
+            self.lost_from[job.id] = worker.worker_id
+            self._move(job, IN_QUEUE)
+            self._save(job)
+            target = queue.queued_low if job.low_priority else queue.queued
+            target[job.id] = job
+            reordered = {job.id: job, **{k: v for k, v in target.items() if k != job.id}}
+            target.clear()
+            target.update(reordered)
+            queue.pass_wakeup()
+            if not job.low_priority and self.on_demand is not None:
+                self.on_demand(queue)
+        self.tables.flush()
 
     def _release_worker(self, job: Job, *, stop: bool) -> None:
         worker = self.queues[job.key].workers.get(job.worker_id or "")
@@ -531,6 +634,7 @@ class Broker:
         worker = self.queues[job.key].workers.get(job.worker_id or "")
         if worker is not None:
             worker.log.note(f"job {job.id} ended {status}")
+        self.unconfirmed.discard(job.id)
         job.finished_at = now_ms()
         job.expires_at = job.finished_at + int(job.retention_ms * self.settings.time_scale)
         self._move(job, status)
@@ -567,6 +671,8 @@ class Broker:
             queue.jobs.pop(job.id, None)
             queue.count_move(job.status, None)
         self.jobs.pop(job.id, None)
+        self.unconfirmed.discard(job.id)
+        self.lost_from.pop(job.id, None)
         for handle in job.timers.values():
             handle.cancel()
         job.timers.clear()
@@ -605,4 +711,5 @@ class Broker:
                             worker_id,
                             queue.endpoint_id,
                         )
+                        self._requeue_unconfirmed(queue, worker, keep=())
                         del queue.workers[worker_id]

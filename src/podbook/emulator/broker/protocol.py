@@ -96,12 +96,22 @@ def _batch_size(request: Request) -> int:
     return min(int(raw), 1000)
 
 
+def _idle(request: Request) -> bool:
+    """Whether the take says the worker runs nothing (``job_in_progress=0``)."""
+    return request.query_params.get("job_in_progress") == "0"
+
+
 async def take(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
     """One job (200 JSON object) or 204 after the long-poll."""
     gone = watch_disconnect(request)
     try:
         jobs = await service.broker.take(
-            queue, request.path_params["worker_id"], 1, service.settings.take_wait_seconds, gone
+            queue,
+            request.path_params["worker_id"],
+            1,
+            service.settings.take_wait_seconds,
+            gone,
+            idle=_idle(request),
         )
     finally:
         gone.cancel()
@@ -116,7 +126,12 @@ async def take_batch(request: Request, queue: EndpointQueue, service: QueueServi
     gone = watch_disconnect(request)
     try:
         jobs = await service.broker.take(
-            queue, request.path_params["worker_id"], size, service.settings.take_wait_seconds, gone
+            queue,
+            request.path_params["worker_id"],
+            size,
+            service.settings.take_wait_seconds,
+            gone,
+            idle=_idle(request),
         )
     finally:
         gone.cancel()
