@@ -29,11 +29,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 import argparse  # noqa: E402
-import contextlib  # noqa: E402
+import importlib.util  # noqa: E402
 import os  # noqa: E402
-import secrets  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -44,9 +41,25 @@ from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
 import httpx  # noqa: E402
-import psutil  # noqa: E402
 
-LISTEN_PREFIX = "podbook emulator listening on "
+
+def _load_common() -> Any:
+    """``bench/_common.py`` by file path (this folder is off the import path, see above)."""
+    if "_common" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("_common", HERE / "_common.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["_common"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["_common"]
+
+
+_common = _load_common()
+Emulator = _common.Emulator
+clean_env, free_port, spawn = _common.clean_env, _common.free_port, _common.spawn
+stop_group, wait_until = _common.stop_group, _common.wait_until
+podbook_worker = _common.podbook_worker
+
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"}
 # Every queue operation's limit raised far above what one run sends (per 10 s window).
 UNLIMITED_QUEUE = [
@@ -54,8 +67,6 @@ UNLIMITED_QUEUE = [
     for op in ("run", "runsync", "status", "stream")
     for arg in ("--queue-rate-limit", f"{op}=100000000")
 ]
-
-PODBOOK_WORKER = [sys.executable, "-m", "podbook", "worker"]
 
 TARGET_P50_MS = 5.0  # /runsync p50 through emulator + podbook worker
 TARGET_JOBS_PER_S = 200.0  # sequential /runsync through emulator + podbook worker
@@ -122,9 +133,7 @@ class Timing:
 
     def percentile(self, fraction: float) -> float:
         """Latency at ``fraction`` (0..1) in ms."""
-        ordered = sorted(self.seconds)
-        index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-        return ordered[index] * 1000
+        return float(_common.percentile_ms(self.seconds, fraction))
 
     @property
     def p50(self) -> float:
@@ -154,152 +163,11 @@ def measure(call: Callable[[], object], count: int, warmup: int, budget: float) 
 # --- processes -------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until(check: Callable[[], bool], timeout: float, what: str, every: float = 0.02) -> None:
-    """Poll ``check`` until true; raise after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(every)
-    raise RuntimeError(f"{what} did not happen within {timeout:.0f} s")
-
-
-def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group of ``proc`` (it was started in its own session), then KILL."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=10)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
-
-
-def clean_env(home: Path) -> dict[str, str]:
-    """This environment without any RUNPOD_/PODBOOK_ variable, with a HOME of its own."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))}
-    home.mkdir(parents=True, exist_ok=True)
-    env["HOME"] = str(home)
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def spawn(command: list[str], log: Path, env: dict[str, str], cwd: Path | None = None) -> Any:
-    """Start ``command`` in its own session, output to ``log``."""
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
-
-
-@dataclass
-class Emulator:
-    """A running emulator process and a keep-alive HTTP client with the user's key."""
-
-    url: str
-    api_key: str
-    proc: subprocess.Popen[bytes]
-    workdir: Path
-
-    def http(self, key: str | None = None, timeout: float = 60) -> httpx.Client:
-        """A keep-alive client with ``key`` (default: the user's)."""
-        headers = {"Authorization": f"Bearer {key or self.api_key}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
-
-    def create_endpoint(self, prefix: str) -> str:
-        """A fresh endpoint served by workers that connect on their own; its id."""
-        with self.http() as http:
-            name = f"{prefix}-{secrets.token_hex(3)}"
-            response = http.post("/v2/serverless", json={"name": name})
-            response.raise_for_status()
-            return str(response.json()["id"])
-
-    def worker_key(self, endpoint_id: str) -> str:
-        """A fresh worker key for ``endpoint_id``."""
-        with self.http() as http:
-            response = http.post(f"/v2/serverless/{endpoint_id}/worker-keys")
-            response.raise_for_status()
-            return str(response.json()["workerKey"])
-
-    def resident_mb(self) -> float:
-        """Resident memory of the emulator and its children, MB (10^6 bytes)."""
-        process = psutil.Process(self.proc.pid)
-        total = process.memory_info().rss
-        total += sum(c.memory_info().rss for c in process.children(recursive=True))
-        return total / 1e6
-
-
 @contextmanager
 def emulator(workdir: Path, extra: list[str] | None = None) -> Iterator[Emulator]:
-    """A real emulator process on a free loopback port with a temporary database."""
-    api_key = "pbk_bench_" + secrets.token_hex(16)
-    out_path, log_path = workdir / "emulator.out", workdir / "emulator.log"
-    command = [
-        sys.executable, "-m", "podbook", "emulator", "--host", "127.0.0.1", "--port", "0",
-        "--db", str(workdir / "bench.db"), "--home", str(workdir / "home"),
-        "--api-key", api_key, *UNLIMITED_QUEUE, *(extra or []),
-    ]  # fmt: skip
-    with out_path.open("wb") as out, log_path.open("wb") as err:
-        proc = subprocess.Popen(
-            command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
-        )
-    url: list[str] = []
-
-    def announced() -> bool:
-        if proc.poll() is not None:
-            raise RuntimeError(f"emulator exited: {log_path.read_text(errors='replace')[-2000:]}")
-        for line in out_path.read_text(errors="replace").splitlines():
-            if line.startswith(LISTEN_PREFIX):
-                url.append(line[len(LISTEN_PREFIX) :].strip())
-                return True
-        return False
-
-    try:
-        wait_until(announced, 30, "the emulator's listening line")
-        yield Emulator(url[0], api_key, proc, workdir)
-    finally:
-        stop_group(proc)
-
-
-@contextmanager
-def podbook_worker(
-    emu: Emulator, endpoint_id: str, handler: str | Path, concurrency: int, name: str = "podbook"
-) -> Iterator[subprocess.Popen[bytes]]:
-    """``podbook worker HANDLER --endpoint ID --concurrency N`` with a worker key."""
-    env = clean_env(emu.workdir / f"home-{name}")
-    env["RUNPOD_AI_API_KEY"] = emu.worker_key(endpoint_id)
-    log = emu.workdir / f"worker-{name}.log"
-    command = [
-        *PODBOOK_WORKER, str(handler), "--endpoint", endpoint_id,
-        "--url", emu.url, "--concurrency", str(concurrency),
-    ]  # fmt: skip
-    proc = spawn(command, log, env)
-    try:
-
-        def serving() -> bool:
-            if proc.poll() is not None:
-                raise RuntimeError(f"podbook worker exited: {log.read_text(errors='replace')}")
-            return "serving" in log.read_text(errors="replace")
-
-        wait_until(serving, 30, "the podbook worker's 'serving' line")
-        yield proc
-    finally:
-        stop_group(proc)
+    """A real emulator process (see ``bench/_common.py``) with every queue limit raised."""
+    with _common.emulator(workdir, [*UNLIMITED_QUEUE, *(extra or [])]) as emu:
+        yield emu
 
 
 @contextmanager

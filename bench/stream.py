@@ -83,18 +83,7 @@ def _load_queue_bench() -> ModuleType:
 
 
 qb = _load_queue_bench()
-
-
-def percentile_ms(seconds: list[float], fraction: float) -> float:
-    """The ``fraction`` percentile of ``seconds``, in ms."""
-    ordered = sorted(seconds)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index] * 1000
-
-
-def rss_mb(pid: int | None = None) -> float:
-    """Resident memory of a process (default: this one), MB."""
-    return psutil.Process(pid or os.getpid()).memory_info().rss / 1e6
+percentile_ms, rss_mb = qb._common.percentile_ms, qb._common.rss_mb
 
 
 # --- the client side -------------------------------------------------------------------------
