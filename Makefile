@@ -3,7 +3,7 @@
 #   make quickstart   install what is needed, run notebooks/quickstart.ipynb headless
 #   make test         install what is needed, run ruff, pytest (incl. browser) and the JS tests
 #   make lint         ruff check + ruff format --check
-#   make bench        run the benchmarks in bench/ (REST, queue, streaming); figures, not tests
+#   make bench        run the benchmarks in bench/ (REST, queue, streaming, load); figures
 #   make clean        remove test outputs and caches (distclean also removes .venv, node_modules)
 #
 # Set-up is stamped: a second run only redoes a step whose inputs changed.
@@ -32,7 +32,7 @@ help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
 	@echo "make test         run every test: ruff, pytest (unit, notebooks, browser), JS tests"
 	@echo "make lint         ruff check and ruff format --check"
-	@echo "make bench        run bench/rest.py, bench/queue.py, bench/stream.py (a few minutes)"
+	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py (a few minutes)"
 	@echo "make format       ruff format (rewrites files)"
 	@echo "make clean        remove artifacts and caches;  make distclean also removes .venv"
 
@@ -115,6 +115,7 @@ bench: setup-python
 	$(BIN)/python bench/rest.py
 	$(BIN)/python bench/queue.py
 	$(BIN)/python bench/stream.py
+	$(BIN)/python bench/load.py
 
 # ---------------------------------------------------------------- cleaning
 
