@@ -418,11 +418,16 @@ class StreamResponse(ResponseModel):
     """``GET /stream/{id}``: the job's status and the chunks drained since the last call.
 
     A reader loops until ``status`` is terminal and ``stream`` came back empty.
+    ``cursor`` and ``next`` are set only by a server that offers the resumable cursor (an
+    emulator extension, asked for with ``?cursor=N``): the index of the first chunk here and
+    the index to ask for next.
     """
 
     status: str
     stream: list[StreamChunk] = Field(default_factory=list)
     id: str | None = None
+    cursor: int | None = None
+    next: int | None = None
 
     @property
     def is_terminal(self) -> bool:

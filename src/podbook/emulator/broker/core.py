@@ -51,7 +51,7 @@ from podbook.emulator.broker.limits import (
 from podbook.emulator.broker.persistence import BrokerTables
 from podbook.emulator.broker.queues import EndpointQueue, WorkerState
 from podbook.emulator.broker.releases import first_release
-from podbook.emulator.broker.streams import split_chunk
+from podbook.emulator.broker.streams import has_chunks_for, read_chunks, split_chunk
 from podbook.emulator.store import key_digest
 
 log = logging.getLogger("podbook.emulator.broker")
@@ -339,17 +339,19 @@ class Broker:
             self._finish(job, CANCELLED)
         return len(removed)
 
-    async def drain_stream(self, job: Job, wait: float) -> dict[str, Any]:
-        """``/stream``: hold until a chunk or the end (or ``wait`` s), then drain the buffer."""
-        if not job.chunks and not job.terminal:
+    async def drain_stream(
+        self, job: Job, wait: float, cursor: int | None = None
+    ) -> dict[str, Any]:
+        """``/stream``: hold until a chunk or the end (or ``wait`` s), then drain the buffer
+        (or, with ``cursor``, answer the chunks from there on: see ``broker.streams``)."""
+        if not has_chunks_for(job, cursor) and not job.terminal:
             if job.chunk_event is None:
                 job.chunk_event = asyncio.Event()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(job.chunk_event.wait(), wait)
             if job.id not in self.jobs:
                 raise job_not_found(job.id)
-        items, job.chunks = job.chunks, []
-        return {"status": job.status, "stream": items}
+        return read_chunks(job, cursor)
 
     # worker operations -------------------------------------------------------------------
 

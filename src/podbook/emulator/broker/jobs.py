@@ -54,7 +54,15 @@ class Job:
     """One job. Times are wall-clock milliseconds; deadlines too (``ttl_deadline``,
     ``expires_at`` = end of retention once finished)."""
 
-    __slots__ = (*_STORED, "progress", "chunks", "chunk_event", "done_event", "timers")
+    __slots__ = (
+        *_STORED,
+        "progress",
+        "chunks",
+        "chunk_base",
+        "chunk_event",
+        "done_event",
+        "timers",
+    )
 
     def __init__(self, **fields: Any) -> None:
         self.output: Any = _MISSING
@@ -72,6 +80,7 @@ class Job:
             setattr(self, name, value)
         self.progress: Any = _MISSING
         self.chunks: list[dict[str, Any]] = []  # /stream items not yet drained
+        self.chunk_base = 0  # stream index of chunks[0] (the resumable cursor's origin)
         self.chunk_event: asyncio.Event | None = None
         self.done_event: asyncio.Event | None = None
         self.timers: dict[str, asyncio.TimerHandle] = {}
@@ -95,6 +104,7 @@ class Job:
         self.output = _MISSING
         self.error = None
         self.progress = _MISSING
+        self.chunk_base += len(self.chunks)  # a retry's chunks go on numbering after these
         self.chunks = []
         self.started_at = None
         self.finished_at = None

@@ -25,6 +25,7 @@ from podbook.emulator.broker.limits import (
 )
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.service import QueueService, queue_service
+from podbook.emulator.broker.streams import parse_cursor
 from podbook.emulator.broker.submission import parse_submission, query_ms
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem
@@ -115,10 +116,15 @@ async def status(req: QueueRequest) -> Response:
 
 
 async def stream(req: QueueRequest) -> Response:
-    """``GET /stream/{id}``: long-poll, then drain the chunks buffered since the last call."""
+    """``GET /stream/{id}``: long-poll, then drain the chunks buffered since the last call;
+    ``?cursor=N`` (extension) answers the chunks from index ``N`` on without draining."""
     wait_ms = query_ms(req.request.query_params.get("wait"), "wait", STREAM_WAIT_DEFAULT_MS) or 0
+    try:
+        cursor = parse_cursor(req.request.query_params.get("cursor"))
+    except ValueError as exc:
+        raise QueueError(400, str(exc)) from None
     job = req.job()
-    return json_response(await req.service.broker.drain_stream(job, wait_ms / 1000))
+    return json_response(await req.service.broker.drain_stream(job, wait_ms / 1000, cursor))
 
 
 async def cancel(req: QueueRequest) -> Response:
