@@ -30,6 +30,7 @@ __all__ = [
     "PodbookError",
     "RateLimited",
     "ServerError",
+    "StreamInterrupted",
     "Unauthorized",
     "ValidationFailed",
     "WaitFailed",
@@ -100,6 +101,50 @@ class ConnectionFailed(PodbookError):
     def __str__(self) -> str:
         text = f"Could not reach {self.url} ({self.method}): {self.reason}"
         return f"{text}; {self.hint}" if self.hint else text
+
+
+class StreamInterrupted(ConnectionFailed):
+    """A job's stream could not be read on.
+
+    Either the connection kept failing beyond the client's retry budget (``lost`` False:
+    nothing is missing, reading on from ``cursor`` continues exactly where it stopped), or
+    an answer was lost by a service that offers no stream cursor (``lost`` True: the chunks
+    it carried were drained and may be missing). ``received`` counts the chunks delivered.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        endpoint_id: str,
+        url: str,
+        reason: str,
+        *,
+        received: int,
+        cursor: int | None,
+        lost: bool,
+    ) -> None:
+        self.job_id = job_id
+        self.endpoint_id = endpoint_id
+        self.received = received
+        self.cursor = cursor
+        self.lost = lost
+        if lost:
+            hint = (
+                "the service keeps no stream cursor, so the chunks of the lost answer may be "
+                "missing: read the job's result with job.output()"
+            )
+        else:
+            again = (
+                f"stream({job_id!r})" if cursor is None else f"stream({job_id!r}, cursor={cursor})"
+            )
+            hint = f"nothing was lost: once the service answers, read on with {again}"
+        super().__init__("GET", url, reason, hint)
+
+    def __str__(self) -> str:
+        return (
+            f"The stream of job {self.job_id} on endpoint {self.endpoint_id} broke after "
+            f"{self.received} chunks ({self.reason}); {self.hint}"
+        )
 
 
 class APIError(PodbookError):

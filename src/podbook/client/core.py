@@ -72,10 +72,15 @@ class Call(Generic[T]):
     timeout: float | None = None
     """Read timeout (seconds) for a call that may be held longer than the client's default
     (``/runsync?wait=``, ``/stream`` long-polls); never shortens the client's timeout."""
+    resendable: bool | None = None
+    """Whether sending it twice has the same effect as once; None: decided by the method. A
+    draining ``GET /stream`` is not (its reader retries it with what it knows)."""
 
     @property
     def idempotent(self) -> bool:
         """Whether sending it twice has the same effect as once (safe to retry on 5xx)."""
+        if self.resendable is not None:
+            return self.resendable
         return self.method.upper() in IDEMPOTENT_METHODS
 
 
@@ -376,9 +381,11 @@ class ClientCore:
         else:
             hint = "check the URL (PODBOOK_* variables) and your network"
         if call.base == "queue" and not call.idempotent and not isinstance(exc, httpx.ConnectError):
+            check = "check (e.g. the job's status) before repeating it"
+            if call.path.endswith(("/run", "/runsync")):  # the job's id was in the lost answer
+                check = "see the endpoint's health() job counts before submitting it again"
             hint = (
-                "the request may have been carried out, so it was not sent again: check "
-                "(e.g. the job's status) before repeating it; " + hint
+                f"the request may have been carried out, so it was not sent again: {check}; {hint}"
             )
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
 

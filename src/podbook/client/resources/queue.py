@@ -7,17 +7,22 @@ service would refuse raises :class:`~podbook.errors.InvalidRequest` and nothing 
 Queue error bodies (``{"error": ...}``) become the same typed exceptions as REST errors.
 Retries follow the client's :class:`~podbook.client.core.RetryPolicy`: a 429 is retried
 after ``Retry-After`` (or an exponential backoff); a POST whose fate is unknown (``/run``,
-``/runsync``, ``/cancel``, ...) is never resent.
+``/runsync``, ``/cancel``, ...) is never resent. A stream read that failed is asked again
+from where it stopped when the server offers the resumable cursor
+(:mod:`~podbook.client.resources.streamcursor`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from podbook.client.core import Call, invalid_request_from
 from podbook.client.jobs import AsyncJob, Job
 from podbook.client.resources.base import model_parser, path_id, wire_keys
+from podbook.client.resources.streamcursor import StreamReader
+from podbook.errors import InvalidRequest, PodbookError
 
 if TYPE_CHECKING:
     from podbook.api.queue import (
@@ -146,25 +151,34 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
         )
 
     @staticmethod
-    def stream(endpoint_id: str, job_id: Any, wait: int | None = None) -> Call[StreamResponse]:
-        """``GET /v2/{endpoint}/stream/{job}``: drains the chunks buffered since the last call.
+    def stream(
+        endpoint_id: str, job_id: Any, wait: int | None = None, cursor: int | None = None
+    ) -> Call[StreamResponse]:
+        """``GET /v2/{endpoint}/stream/{job}``: drains the chunks buffered since the last call;
+        with ``cursor`` (``?cursor=N``, an extension) a server that offers it answers the
+        chunks from index N on instead, and drains nothing.
 
         The service holds the request while there is nothing to say (about 10 s, or
-        ``wait`` ms); the read timeout covers that hold.
+        ``wait`` ms); the read timeout covers that hold. The call is never resent by the
+        client's retry policy (a draining read is not idempotent): the stream reader of
+        ``stream_batches`` decides.
         """
         queue = _queue()
-        params = None
+        params: dict[str, str] = {}
         hold_ms = queue.STREAM_WAIT_DEFAULT_MS
         if wait is not None:
             hold_ms = _refused(queue.check_wait, wait)
-            params = {"wait": str(hold_ms)}
+            params["wait"] = str(hold_ms)
+        if cursor is not None:
+            params["cursor"] = str(cursor)
         return Call(
             "GET",
             f"/v2/{endpoint_id}/stream/{path_id(job_id, 'job id')}",
             base="queue",
-            params=params,
+            params=params or None,
             parse=model_parser(queue.StreamResponse),
             timeout=hold_ms / 1000 + STREAM_TIMEOUT_MARGIN,
+            resendable=False,
         )
 
     @staticmethod
@@ -210,6 +224,25 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
 
 def _chunks(batch: StreamResponse) -> list[StreamChunk]:
     return list(batch.stream)
+
+
+def _stream_reader(
+    endpoint: EndpointClient | AsyncEndpointClient, job_id: Any, wait: int | None, cursor: int
+) -> StreamReader:
+    """The reader of one stream of ``endpoint`` (its calls, the client's retry policy)."""
+    client = endpoint._client
+    path_id(job_id, "job id")
+    if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
+        raise InvalidRequest(f"cursor must be a non-negative integer, not {cursor!r}", status=400)
+    call = queue_calls.stream(endpoint._path_id, job_id, wait)  # checks wait before anything
+    return StreamReader(
+        endpoint.id,
+        str(job_id).strip(),
+        lambda at: queue_calls.stream(endpoint._path_id, job_id, wait, at),
+        client._core.retry,
+        client.settings.queue_url + call.path,
+        cursor=cursor,
+    )
 
 
 class _EndpointBase:
@@ -286,24 +319,39 @@ class EndpointClient(_EndpointBase):
         """The job's record (``GET /status``); ``ttl`` (ms, 10 s..7 d) sets its time to live."""
         return self._client.request(queue_calls.status(self._path_id, job_id, ttl))
 
-    def stream_batches(self, job_id: Any, *, wait: int | None = None) -> Iterator[StreamResponse]:
-        """Every ``/stream`` answer (status plus the chunks drained), until the job has ended
-        and nothing is left; each call long-polls, so a chunk arrives as soon as it exists."""
-        call = queue_calls.stream(self._path_id, job_id, wait)
+    def stream_batches(
+        self, job_id: Any, *, wait: int | None = None, cursor: int = 0
+    ) -> Iterator[StreamResponse]:
+        """Every ``/stream`` answer (status plus the new chunks), until the job has ended
+        and nothing is left; each call long-polls, so a chunk arrives as soon as it exists.
+
+        Dropped connections are ridden out with the resumable cursor when the server offers
+        it (no chunk lost or repeated; ``cursor`` starts after that many chunks); see
+        :mod:`podbook.client.resources.streamcursor` and
+        :class:`~podbook.errors.StreamInterrupted`.
+        """
+        reader = _stream_reader(self, job_id, wait, cursor)
         while True:
-            batch = self._client.request(call)
-            yield batch
-            if batch.is_terminal and not batch.stream:
+            try:
+                batch = self._client.request(reader.call())
+            except PodbookError as error:
+                time.sleep(reader.delay_after(error))
+                continue
+            items = reader.accept(batch)
+            yield reader.answer(batch, items)
+            if batch.is_terminal and not items:
                 return
 
-    def stream_chunks(self, job_id: Any, *, wait: int | None = None) -> Iterator[StreamChunk]:
+    def stream_chunks(
+        self, job_id: Any, *, wait: int | None = None, cursor: int = 0
+    ) -> Iterator[StreamChunk]:
         """The streamed chunks (``output`` and ``metrics``), in order, until the job ends."""
-        for batch in self.stream_batches(job_id, wait=wait):
+        for batch in self.stream_batches(job_id, wait=wait, cursor=cursor):
             yield from _chunks(batch)
 
-    def stream(self, job_id: Any, *, wait: int | None = None) -> Iterator[Any]:
+    def stream(self, job_id: Any, *, wait: int | None = None, cursor: int = 0) -> Iterator[Any]:
         """The streamed outputs, in order; ends on every terminal status (CANCELLED too)."""
-        for chunk in self.stream_chunks(job_id, wait=wait):
+        for chunk in self.stream_chunks(job_id, wait=wait, cursor=cursor):
             yield chunk.output
 
     def cancel(self, job_id: Any) -> JobRecord:
@@ -377,27 +425,37 @@ class AsyncEndpointClient(_EndpointBase):
         return await self._client.request(queue_calls.status(self._path_id, job_id, ttl))
 
     async def stream_batches(
-        self, job_id: Any, *, wait: int | None = None
+        self, job_id: Any, *, wait: int | None = None, cursor: int = 0
     ) -> AsyncIterator[StreamResponse]:
-        """Every ``/stream`` answer until the job has ended and nothing is left."""
-        call = queue_calls.stream(self._path_id, job_id, wait)
+        """Every ``/stream`` answer until the job has ended and nothing is left; see
+        :meth:`EndpointClient.stream_batches` (dropped connections, the cursor)."""
+        reader = _stream_reader(self, job_id, wait, cursor)
         while True:
-            batch = await self._client.request(call)
-            yield batch
-            if batch.is_terminal and not batch.stream:
+            try:
+                batch = await self._client.request(reader.call())
+            except PodbookError as error:
+                import asyncio
+
+                await asyncio.sleep(reader.delay_after(error))
+                continue
+            items = reader.accept(batch)
+            yield reader.answer(batch, items)
+            if batch.is_terminal and not items:
                 return
 
     async def stream_chunks(
-        self, job_id: Any, *, wait: int | None = None
+        self, job_id: Any, *, wait: int | None = None, cursor: int = 0
     ) -> AsyncIterator[StreamChunk]:
         """The streamed chunks (``output`` and ``metrics``), in order, until the job ends."""
-        async for batch in self.stream_batches(job_id, wait=wait):
+        async for batch in self.stream_batches(job_id, wait=wait, cursor=cursor):
             for chunk in _chunks(batch):
                 yield chunk
 
-    async def stream(self, job_id: Any, *, wait: int | None = None) -> AsyncIterator[Any]:
+    async def stream(
+        self, job_id: Any, *, wait: int | None = None, cursor: int = 0
+    ) -> AsyncIterator[Any]:
         """The streamed outputs, in order; ends on every terminal status (CANCELLED too)."""
-        async for chunk in self.stream_chunks(job_id, wait=wait):
+        async for chunk in self.stream_chunks(job_id, wait=wait, cursor=cursor):
             yield chunk.output
 
     async def cancel(self, job_id: Any) -> JobRecord:
