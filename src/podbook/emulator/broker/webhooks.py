@@ -1,6 +1,9 @@
 """Webhook delivery: when a job ends, POST its status record (plus ``input`` and
 ``webhook``) to the job's URL; anything but 200 is tried up to 2 more times, 10 s apart
-(``BrokerSettings.webhook_retry_seconds`` × ``time_scale``)."""
+(``BrokerSettings.webhook_retry_seconds`` × ``time_scale``): 3 attempts at most, the pause
+counted from the end of the failed one. An attempt that gets no answer within the retry
+interval (at least 2 s, at most 10 s) counts as failed: a receiver that is down, slow or
+answers 500 gets exactly 3 calls."""
 
 from __future__ import annotations
 
@@ -13,6 +16,15 @@ import httpx
 from podbook.emulator.broker.limits import WEBHOOK_EXTRA_TRIES
 
 log = logging.getLogger("podbook.emulator.broker")
+
+TIMEOUT_BOUNDS = (2.0, 10.0)
+"""Seconds an attempt may take (the retry interval, clamped to these bounds)."""
+
+
+def attempt_timeout(retry_seconds: float) -> float:
+    """How long one webhook call may take before it counts as failed."""
+    low, high = TIMEOUT_BOUNDS
+    return min(high, max(low, retry_seconds))
 
 
 class WebhookSender:
@@ -31,7 +43,13 @@ class WebhookSender:
 
     async def _deliver(self, url: str, body: dict[str, Any]) -> None:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=10.0, follow_redirects=False)
+            self._client = httpx.AsyncClient(
+                timeout=attempt_timeout(self.retry_seconds),
+                follow_redirects=False,
+                # A fresh connection per attempt: a kept-alive one the receiver closed
+                # meanwhile would fail an attempt that never reached it.
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
         for attempt in range(1 + WEBHOOK_EXTRA_TRIES):
             if attempt:
                 await asyncio.sleep(self.retry_seconds)
@@ -49,6 +67,11 @@ class WebhookSender:
                 attempt + 1,
                 1 + WEBHOOK_EXTRA_TRIES,
             )
+        log.warning(
+            "webhook for job %s not delivered after %d tries; given up",
+            body.get("id"),
+            1 + WEBHOOK_EXTRA_TRIES,
+        )
 
     async def close(self) -> None:
         """Stop pending deliveries and close the HTTP client."""
