@@ -266,3 +266,55 @@ async def test_async_runsync_whose_answer_is_lost_is_not_resent(emulator, proxy)
     assert "may have been carried out" in one_line_without_secret(info.value, emulator)
     await asyncio.sleep(0.5)
     assert completed(emulator, "echo") == before + 1
+
+
+# -- the notebook's %%runjob panel -------------------------------------------------------
+
+
+@pytest.fixture
+def nb_shell(emulator, proxy, monkeypatch, tmp_path):
+    """The session's IPython shell with podbook loaded, pointed at the emulator via ``proxy``."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from traitlets.config import Config
+
+    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PODBOOK_URL", proxy.url)
+    monkeypatch.setenv("RUNPOD_API_KEY", emulator.api_key)
+    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "podbook-home"))
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    shell.config.pop("PodMagics", None)
+    with capture_output():
+        shell.run_line_magic("load_ext", "podbook")
+    try:
+        yield shell
+    finally:
+        shell.run_line_magic("unload_ext", "podbook")
+        shell.config.pop("PodMagics", None)
+        shell.user_ns.pop("nbtest_net_job", None)
+
+
+def test_runjob_panel_stream_loses_nothing_through_drops(nb_shell, proxy):
+    from IPython.utils.capture import capture_output
+
+    from podbook.notebook.jobs.book import book_for
+
+    body = '{"prompt": "nb", "max_tokens": 10000, "delay_ms": 0}'
+    proxy.drop_after(300_000, times=6)
+    with capture_output():
+        result = nb_shell.run_cell(f"%%runjob stream-demo -o nbtest_net_job\n{body}")
+    assert result.success
+    job = nb_shell.user_ns["nbtest_net_job"]
+    session = nb_shell.magics_manager.registry["PodMagics"].session
+    panel = book_for(session).known_panel(job.endpoint_id, job.id)
+    deadline = time.monotonic() + 120
+    while not (panel.status == "COMPLETED" and not panel.streaming):
+        assert time.monotonic() < deadline, (panel.status, panel.chunks, panel.error)
+        time.sleep(0.05)
+    print(f"\n%%runjob panel: {panel.chunks} chunks, {proxy.drops} drops injected")
+    assert panel.chunks == 10_000 and proxy.drops >= 4
+    assert [entry["i"] for entry in panel.tail] == list(range(9800, 10_000))
+    assert [entry["output"]["output_tokens"] for entry in panel.tail] == list(range(9801, 10_001))
