@@ -170,7 +170,7 @@ def test_stream_down_beyond_the_budget_raises_one_line_and_resumes_later(emulato
         assert f"job {job.id}" in text and "nothing was lost" in text and not error.lost
         assert isinstance(error, ConnectionFailed) and error.cursor == error.received
         time.sleep(4.5)  # the proxy listens again
-        chunks.extend(endpoint.stream_chunks(job.id, cursor=error.cursor))
+        chunks.extend(job.stream_chunks(cursor=error.cursor))
     assert tokens(chunks) == list(range(1, 301))
 
 

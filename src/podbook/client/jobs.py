@@ -248,14 +248,16 @@ class Job(_JobBase):
         :class:`~podbook.errors.JobTimedOut` or :class:`~podbook.errors.JobCancelled`."""
         return outcome(self.id, self.endpoint_id, self.wait(timeout))
 
-    def stream(self) -> Iterator[Any]:
-        """The streamed outputs as they arrive; ends when the job has ended and all is drained."""
-        for chunk in self.stream_chunks():
+    def stream(self, *, cursor: int = 0) -> Iterator[Any]:
+        """The streamed outputs as they arrive; ends when the job has ended and all is drained.
+        A dropped connection is ridden out when the server offers the resumable cursor;
+        ``cursor`` starts after that many chunks (``StreamInterrupted.cursor``)."""
+        for chunk in self.stream_chunks(cursor=cursor):
             yield chunk.output
 
-    def stream_chunks(self) -> Iterator[StreamChunk]:
+    def stream_chunks(self, *, cursor: int = 0) -> Iterator[StreamChunk]:
         """The streamed chunks (``output`` and ``metrics``) as they arrive."""
-        for batch in self._endpoint.stream_batches(self.id):
+        for batch in self._endpoint.stream_batches(self.id, cursor=cursor):
             self._note_stream_status(batch.status)
             yield from batch.stream
 
@@ -306,14 +308,14 @@ class AsyncJob(_JobBase):
         """Wait for the job and return its output; see :meth:`Job.output`."""
         return outcome(self.id, self.endpoint_id, await self.wait(timeout))
 
-    async def stream(self) -> AsyncIterator[Any]:
-        """The streamed outputs as they arrive."""
-        async for chunk in self.stream_chunks():
+    async def stream(self, *, cursor: int = 0) -> AsyncIterator[Any]:
+        """The streamed outputs as they arrive; see :meth:`Job.stream`."""
+        async for chunk in self.stream_chunks(cursor=cursor):
             yield chunk.output
 
-    async def stream_chunks(self) -> AsyncIterator[StreamChunk]:
+    async def stream_chunks(self, *, cursor: int = 0) -> AsyncIterator[StreamChunk]:
         """The streamed chunks (``output`` and ``metrics``) as they arrive."""
-        async for batch in self._endpoint.stream_batches(self.id):
+        async for batch in self._endpoint.stream_batches(self.id, cursor=cursor):
             self._note_stream_status(batch.status)
             for chunk in batch.stream:
                 yield chunk
