@@ -11,13 +11,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from .secrets import mask_env
 
-__all__ = ["WireModel", "RequestModel", "ResponseModel", "Omittable", "to_wire"]
+__all__ = ["WireModel", "RequestModel", "ResponseModel", "response_record", "Omittable", "to_wire"]
 
 T = TypeVar("T")
 
@@ -75,6 +83,52 @@ class ResponseModel(WireModel):
     """A response body. Unknown properties are kept (the service adds fields)."""
 
     model_config = ConfigDict(extra="allow")
+
+
+RECORD_CONFIG = ConfigDict(
+    alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, extra="allow"
+)
+
+
+def response_record(cls: type[T]) -> type[T]:
+    """Make ``cls`` a small nested response record: a pydantic dataclass, not a model.
+
+    The leaves of a pod record (SSH endpoints, runtime metrics, GPU shape...) are built a
+    dozen times per pod, thousands of times per list. A dataclass validates the same way but
+    is about half the cost of a :class:`ResponseModel` to build and to garbage-collect (no
+    ``__pydantic_fields_set__`` set, no extra dict), which keeps listing 1,000 pods through
+    the client within its budget. Attribute access is the same; unknown properties are kept
+    as attributes and dumped back, optional fields left ``None`` are omitted as the service
+    omits them; there is no ``model_dump`` on the record itself (dump the model that holds
+    it, or use ``pydantic.TypeAdapter``).
+    """
+    known = frozenset(cls.__annotations__)
+    optional = tuple(
+        (name, to_camel(name)) for name in cls.__annotations__ if _defaults_to_none(cls, name)
+    )
+
+    def as_wire(self: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        """Omit optional fields that are ``None`` (as the service does) and keep unknown ones."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for name, alias in optional:
+                for key in (name, alias):
+                    if key in data and data[key] is None:
+                        del data[key]
+            for key, value in vars(self).items():
+                if key not in known:
+                    data[key] = value
+        return data
+
+    cls.as_wire = model_serializer(mode="wrap")(as_wire)  # type: ignore[attr-defined]
+    return dataclass(config=RECORD_CONFIG)(cls)
+
+
+def _defaults_to_none(cls: type, name: str) -> bool:
+    default = cls.__dict__.get(name, ...)
+    if isinstance(default, FieldInfo):
+        default = default.default
+    return default is None
 
 
 def _reject_null(value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from .base import Omittable, RequestModel, ResponseModel
+from .base import Omittable, RequestModel, ResponseModel, response_record
 from .clusters import PodCluster
 from .container import ContainerFields, Mounts, PodMounts
 from .types import Cloud, CudaVersion, MinCudaVersion, PodAction, PodStatus, PowerOfTwo
@@ -41,7 +41,8 @@ _CREATE_ONLY_HINT = "a create-time flag; it is never returned and cannot be chan
 # --- compute -------------------------------------------------------------------------------
 
 
-class GpuConfig(ResponseModel):
+@response_record
+class GpuConfig:
     """The GPU shape of a pod record."""
 
     id: str
@@ -65,7 +66,8 @@ class CreateGpuConfig(RequestModel):
         return self.allowed_cuda_versions is not None or self.min_cuda_version is not None
 
 
-class CpuConfig(ResponseModel):
+@response_record
+class CpuConfig:
     """The CPU shape of a pod record; ``memory`` (GB) is derived from the flavor."""
 
     id: str
@@ -83,7 +85,8 @@ class CreateCpuConfig(RequestModel):
 # --- ssh, networking, runtime --------------------------------------------------------------
 
 
-class PodSshEndpoint(ResponseModel):
+@response_record
+class PodSshEndpoint:
     """One way to reach the pod over SSH, with a ready-to-run ``command``."""
 
     host: str
@@ -92,14 +95,16 @@ class PodSshEndpoint(ResponseModel):
     command: str
 
 
-class PodSsh(ResponseModel):
+@response_record
+class PodSsh:
     """``proxy`` once the pod has a machine; ``direct`` while RUNNING with ``22/tcp``."""
 
     proxy: PodSshEndpoint | None
     direct: PodSshEndpoint | None
 
 
-class PodGlobalNetworking(ResponseModel):
+@response_record
+class PodGlobalNetworking:
     """Global networking; ``ip`` and ``internal_dns`` only when enabled."""
 
     enabled: bool
@@ -107,20 +112,23 @@ class PodGlobalNetworking(ResponseModel):
     internal_dns: str | None = None
 
 
-class Utilization(ResponseModel):
+@response_record
+class Utilization:
     """A utilization percentage 0..100."""
 
     util: int | None = None
 
 
-class PodGpuUtilization(ResponseModel):
+@response_record
+class PodGpuUtilization:
     """Per-GPU utilization percentages."""
 
     util: int | None = None
     memory_util: int | None = None
 
 
-class PodRuntimePort(ResponseModel):
+@response_record
+class PodRuntimePort:
     """A live port mapping: container ``private`` port → host ``public`` port on ``ip``."""
 
     private: int | None = None
@@ -129,7 +137,8 @@ class PodRuntimePort(ResponseModel):
     ip: str | None = None
 
 
-class PodRuntime(ResponseModel):
+@response_record
+class PodRuntime:
     """Live metrics of a RUNNING pod (every field optional)."""
 
     uptime: int | None = None

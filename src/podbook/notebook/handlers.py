@@ -57,18 +57,8 @@ def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
     session.client.pods.terminate(command.pod_id)
     if isinstance(pod, dict):
         return session.show(terminated(pod), session.pod_panel, session.pod_static)
-    fields = terminated({})
-    fields["ssh"] = type(pod.ssh).model_validate(fields["ssh"])
-    gone = pod.model_copy(update={_attribute(type(pod), k): v for k, v in fields.items()})
+    gone = type(pod).model_validate({**pod.model_dump(mode="json"), **terminated({})})
     return session.show(gone, session.pod_panel, session.pod_static)
-
-
-def _attribute(model: type, wire_name: str) -> str:
-    """The attribute name of a model field given its wire name (``startedAt`` → ``started_at``)."""
-    for name, info in getattr(model, "model_fields", {}).items():
-        if info.alias == wire_name or name == wire_name:
-            return name
-    return wire_name
 
 
 def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
