@@ -50,7 +50,8 @@ def test_create_resolves_the_template_and_body_fields_win(
     )
     wire = _wire(created)
     assert wire["image"] == "me/worker-from-template:3"
-    assert (wire["args"], wire["disk"], wire["ports"]) == ("--serve", 60, ["8000/http"])
+    assert (created.args, created.disk, created.ports) == ("--serve", 60, ["8000/http"])
+    assert created.registry is None
     assert wire["env"] == {"FROM_TEMPLATE": "yes", "SHARED": "body", "OWN": "1"}
     assert "templateId" not in wire  # settings are copied, no link is kept
     assert _wire(client.endpoints.get(name)) == wire

@@ -115,6 +115,10 @@ class Endpoint(ResponseModel):
     name: str
     type: str | None = None
     image: str | None = None
+    args: str | None = None
+    disk: int | None = None
+    ports: list[str] | None = None
+    registry: str | None = None
     workers: dict[str, Any] = Field(default_factory=dict)
     scaling: dict[str, Any] | None = None
     data_center_ids: list[str] = Field(default_factory=list)
