@@ -3,8 +3,10 @@
 Per tick: one ``GET /v2/pods?includeClusterPods=true`` for all pod, pod-list and cluster
 panels, one cluster list when a cluster panel is live, and a ``GET`` only for a watched ID
 that has vanished from the list (to confirm a 404). The pause between ticks grows when the
-``RateLimit`` header says the quota runs low and, with backoff, while the service is
-unreachable (panels then show ``connection = "reconnecting"``); a refused key (401/403) is
+``RateLimit`` header says the quota runs low and, with backoff (doubling from the base pause,
+at most ``MAX_BACKOFF_SECONDS``), while the service is unreachable, including when every live
+panel is a job or health panel whose read failed (panels then show ``connection =
+"reconnecting"``, and recover by themselves on the first good tick); a refused key (401/403) is
 shown as each panel's ``error`` until a refresh succeeds again. Panels that were closed or
 reached a final state are dropped. The thread is a daemon and prints nothing.
 """
@@ -19,7 +21,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-MAX_BACKOFF_SECONDS = 30.0
+MAX_BACKOFF_SECONDS = 10.0  # the longest pause while the service is unreachable
 QUOTA_SHARE = 0.5  # the refresher uses at most this share of what remains in a window
 
 
@@ -171,21 +173,30 @@ class Refresher:
             self._failures = min(self._failures + 1, 16)
             for panel in panels:
                 panel.set_refresh_error(describe_failure(err))
-            return min(base * 2**self._failures, MAX_BACKOFF_SECONDS)
+            return self._backoff(base)
         except Exception as err:  # noqa: BLE001 - the thread must survive anything
             log.debug("podbook refresher tick failed: %s", err)
             self._failures = min(self._failures + 1, 16)
             self._set_connection(panels, "reconnecting")
-            return min(base * 2**self._failures, MAX_BACKOFF_SECONDS)
-        self._failures = 0
+            return self._backoff(base)
         self.ticks += 1
         for panel in panels:
             try:
                 panel.apply_snapshot(snapshot)
             except Exception as err:  # noqa: BLE001 - one broken panel must not stop others
                 log.debug("podbook panel update failed: %s", err)
+        if all(panel.connection == "reconnecting" for panel in panels):
+            # Only queue panels, and every read of theirs failed: back off as for an outage.
+            self._failures = min(self._failures + 1, 16)
+            return self._backoff(base)
+        self._failures = 0
         rate_limit = getattr(client, "rate_limit", None)
         return interval_for_quota(rate_limit, calls, base, float(self._max_interval()))
+
+    def _backoff(self, base: float) -> float:
+        """The pause after the latest of ``_failures`` failed ticks in a row: doubling from
+        ``base``, at most ``MAX_BACKOFF_SECONDS`` (or ``base`` when that is longer)."""
+        return max(base, min(base * 2**self._failures, MAX_BACKOFF_SECONDS))
 
     @staticmethod
     def _set_connection(panels: list[Any], state: str) -> None:
