@@ -73,6 +73,13 @@ def test_service_400_shows_the_detail(ip: Any) -> None:
     assert len(text.strip().splitlines()) == 1, text
 
 
+def test_service_hints_name_the_magic_not_the_route(ip: Any) -> None:
+    text = assert_one_line_error(
+        run_cell(ip, '%pod create --gpu "NVIDIA Imaginary 9000" --image x'), "%catalog gpus"
+    )
+    assert "GET /v2/catalog/gpus" not in text
+
+
 def test_service_409_for_an_action_not_allowed_now(ip: Any, client: Any) -> None:
     run = run_cell(ip, f"nbtest_p = %pod create {OK}")
     assert run.success

@@ -35,6 +35,7 @@ _NOT_FOUND = {
     "template": "check the template ID with `%template list` (public: `%template list --public`)",
     "volume": "check the volume ID with `%volume list`",
     "registry": "check the credential ID with `%registry list`",
+    "registry revoke": "check the delegation ID with `%registry delegations`",
     "endpoint": "check the endpoint ID with `%endpoint list`",
     "endpoint create": "check the --template ID with `%template list`",
     "endpoint update": "check the endpoint ID (`%endpoint list`) and the --template ID",
@@ -120,8 +121,26 @@ def describe_failure(err: BaseException, magic: str = "pod") -> str:
         fix = ""
     if fix and "→" not in head:
         head = f"{head} → {fix}"
-    message = "\n".join([head, *rest])
+    message = as_magics("\n".join([head, *rest]))
     return name_flags(message) if magic in _FLAG_NAMED else message
+
+
+# The service's hints name REST routes; in a notebook the magic that lists the same is nearer.
+_ROUTE_HINTS = {
+    "GET /v2/catalog/gpus": "%catalog gpus",
+    "GET /v2/catalog/cpus": "%catalog cpus",
+    "GET /v2/network-volumes": "%volume list",
+    "POST /v2/network-volumes": "%volume create",
+    "GET /v2/registries": "%registry list",
+    "GET /v2/templates": "%template list",
+}
+
+
+def as_magics(message: str) -> str:
+    """``message`` with the REST routes it names replaced by the magics that do the same."""
+    for route, magic in _ROUTE_HINTS.items():
+        message = message.replace(route, magic)
+    return message
 
 
 @contextmanager
