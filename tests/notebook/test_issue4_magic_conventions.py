@@ -15,7 +15,7 @@ SUBCOMMANDS = {
     "template": ("create", "list", "update", "show", "delete"),
     "volume": ("create", "list", "update", "show", "delete"),
     "endpoint": ("create", "list", "show", "update", "delete"),
-    "registry": ("create", "list", "delete"),
+    "registry": ("create", "list", "delete", "delegate", "delegations", "revoke"),
     "sshkey": ("list", "add", "remove", "set"),
 }
 
@@ -167,3 +167,21 @@ def test_the_issues_flags_work_as_spelled(ip: Any, client: Any, comms: Any) -> N
         run = run_cell(ip, line)
         assert run.success, (line, run.text)
     client.pods.terminate(pod)
+
+
+def test_registry_ecr_delegations(ip: Any, client: Any) -> None:
+    arn = "arn:aws:ecr:us-east-2:123456789012:repository/team/app"
+    run = run_cell(ip, f"nbtest_d = %registry delegate --resource {arn} --name nb")
+    assert run.success, run.text
+    made = ip.user_ns["nbtest_d"]
+    assert made.repository == "team/app" and made.id in str(run.outputs[0].data)
+    listed = run_cell(ip, "nbtest_rows = %registry delegations")
+    assert listed.success and made.id in {d.id for d in ip.user_ns["nbtest_rows"]}
+    ip.user_ns["nbtest_id"] = made.id
+    assert run_cell(ip, "%registry revoke {nbtest_id}").success
+    assert made.id not in {d.id for d in client.registries.list_delegations()}
+    assert_one_line_error(run_cell(ip, "%registry revoke {nbtest_id}"), "404", "delegations`")
+    assert_one_line_error(run_cell(ip, "%registry delegate"), "missing --resource")
+    assert_one_line_error(
+        run_cell(ip, "%registry delegate --resource docker.io/me/app"), "ECR repository ARN"
+    )

@@ -270,12 +270,48 @@ def build_registry_subcommands() -> dict[str, Subcommand]:
     add_output_argument(create)
     listing = _parser("%registry list", "List your registry credentials (names only).")
     add_output_argument(listing)
+    delegate = _parser(
+        "%registry delegate",
+        "Let the service pull from a private Amazon ECR repository (no password stored).",
+    )
+    delegate.add_argument(
+        "--resource",
+        required=True,
+        metavar="ARN",
+        help="arn:aws:ecr:REGION:ACCOUNT:repository/NAME[:TAG]",
+    )
+    delegate.add_argument("--name", help="a name for the delegation")
+    add_output_argument(delegate)
+    delegations = _parser("%registry delegations", "List your ECR delegations.")
+    add_output_argument(delegations)
+    revoke = _parser("%registry revoke", "Revoke one ECR delegation.")
+    _ident(revoke, "ECR delegation", "%registry delegations")
+    add_output_argument(revoke)
     return {
         "create": Subcommand(create, _registry_create, "store a credential"),
         "list": Subcommand(
             listing, lambda ns: AccountCommand("list", output=ns.output), "list credentials"
         ),
         **_by_id("registry", "%registry list", ("delete",)),
+        "delegate": Subcommand(
+            delegate,
+            lambda ns: AccountCommand(
+                "delegate",
+                body=_compact({"resource": ns.resource, "name": ns.name}),
+                output=ns.output,
+            ),
+            "register an ECR delegation",
+        ),
+        "delegations": Subcommand(
+            delegations,
+            lambda ns: AccountCommand("delegations", output=ns.output),
+            "list ECR delegations",
+        ),
+        "revoke": Subcommand(
+            revoke,
+            lambda ns: AccountCommand("revoke", ns.ident, output=ns.output),
+            "revoke an ECR delegation",
+        ),
     }
 
 

@@ -148,6 +148,26 @@ def delete_registry(session: NotebookSession, command: AccountCommand) -> Any:
     return _deleted(session, registry, "registry credential", command.ident or "")
 
 
+def delegate(session: NotebookSession, command: AccountCommand) -> Any:
+    """``%registry delegate --resource ARN [--name N]``: register an ECR delegation."""
+    made = session.client.registries.create_delegation(command.body)
+    return _show(session, made, views.delegation_view)
+
+
+def list_delegations(session: NotebookSession, command: AccountCommand) -> views.DelegationRows:
+    """``%registry delegations``."""
+    rows = views.DelegationRows(session.client.registries.list_delegations())
+    return _show(session, rows, views.delegation_list_view)
+
+
+def revoke_delegation(session: NotebookSession, command: AccountCommand) -> Any:
+    """``%registry revoke ID``: revoke an ECR delegation."""
+    ident = command.ident or ""
+    found = next((d for d in session.client.registries.list_delegations() if d.id == ident), None)
+    session.client.registries.revoke_delegation(ident)
+    return _deleted(session, found, "ECR delegation", ident)
+
+
 # ---------------------------------------------------------------------------- ssh keys
 
 
@@ -194,6 +214,13 @@ HANDLERS: dict[str, dict[str, Handler]] = {
         "update": update_volume,
         "delete": delete_volume,
     },
-    "registry": {"create": create_registry, "list": list_registries, "delete": delete_registry},
+    "registry": {
+        "create": create_registry,
+        "list": list_registries,
+        "delete": delete_registry,
+        "delegate": delegate,
+        "delegations": list_delegations,
+        "revoke": revoke_delegation,
+    },
     "sshkey": {"list": list_keys, "add": add_keys, "remove": remove_keys, "set": set_keys},
 }

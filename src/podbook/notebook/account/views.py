@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -23,6 +24,10 @@ class VolumeRows(list):
 
 class RegistryRows(list):
     """``%registry list``: a list of registry credentials (names only) as a table."""
+
+
+class DelegationRows(list):
+    """``%registry delegations``: the account's ECR delegations as a table."""
 
 
 def _template_row(template: dict[str, Any]) -> dict[str, Any]:
@@ -88,30 +93,58 @@ def template_view(template: Any) -> StaticView:
     return _record(f"Template {record.get('id')}", fields)
 
 
-def volume_list_view(rows: VolumeRows) -> StaticView:
-    """A table of network volumes."""
-    flat = [_volume_row(to_wire(v)) for v in rows]
-    hint = "none yet: %volume create --name N --size GB --dc DC_ID"
-    return _table(f"Network volumes ({len(flat)})", flat, hint)
+def _list_view(title: str, row: Callable[[dict[str, Any]], dict[str, Any]], hint: str) -> Any:
+    """A view of a list of records as a table titled ``title (N)``."""
+
+    def view(rows: list[Any]) -> StaticView:
+        flat = [row(to_wire(r)) for r in rows]
+        return _table(f"{title} ({len(flat)})", flat, hint)
+
+    return view
 
 
-def volume_view(volume: Any) -> StaticView:
-    """One network volume."""
-    record = to_wire(volume)
-    return _record(f"Network volume {record.get('id')}", _volume_row(record))
+def _one_view(title: str, row: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A view of one record titled ``title ID``."""
+
+    def view(obj: Any) -> StaticView:
+        record = to_wire(obj)
+        return _record(f"{title} {record.get('id')}", row(record))
+
+    return view
 
 
-def registry_list_view(rows: RegistryRows) -> StaticView:
-    """A table of registry credentials (the secrets are never returned, nor shown)."""
-    flat = [_registry_row(to_wire(r)) for r in rows]
-    hint = "none yet: %registry create --name N --username U"
-    return _table(f"Registry credentials ({len(flat)})", flat, hint)
+volume_list_view = _list_view(
+    "Network volumes", _volume_row, "none yet: %volume create --name N --size GB --dc DC_ID"
+)
+"""A table of network volumes."""
+volume_view = _one_view("Network volume", _volume_row)
+"""One network volume."""
+registry_list_view = _list_view(
+    "Registry credentials", _registry_row, "none yet: %registry create --name N --username U"
+)
+"""A table of registry credentials (the secrets are never returned, nor shown)."""
+registry_view = _one_view("Registry credential", _registry_row)
+"""One registry credential."""
 
 
-def registry_view(registry: Any) -> StaticView:
-    """One registry credential."""
-    record = to_wire(registry)
-    return _record(f"Registry credential {record.get('id')}", _registry_row(record))
+def _delegation_row(delegation: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": delegation.get("id"),
+        "name": delegation.get("name"),
+        "repository": f"{delegation.get('repository')}:{delegation.get('tag')}",
+        "registry": delegation.get("dockerRegistryUri"),
+        "created": delegation.get("createdAt"),
+    }
+
+
+delegation_list_view = _list_view(
+    "ECR delegations",
+    _delegation_row,
+    "none yet: %registry delegate --resource arn:aws:ecr:REGION:ACCOUNT:repository/NAME",
+)
+"""A table of ECR delegations."""
+delegation_view = _one_view("ECR delegation", _delegation_row)
+"""One ECR delegation."""
 
 
 def sshkeys_view(keys: Any) -> StaticView:
