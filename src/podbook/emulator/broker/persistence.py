@@ -1,14 +1,17 @@
 """The broker's tables in the emulator's SQLite file (write-through; memory serves reads).
 
-Job changes are written at the end of the event-loop tick that made them, all of that
-tick's changes in one transaction (``flush``): the answer that reports a change leaves in
-the same tick, and under load many changes share one commit. Endpoints and worker keys are
+Job changes are pending until ``flush`` writes all of them in one transaction. The broker
+flushes before it answers any request that changed a job (a ``/run`` id, a take, an
+acknowledged result, a cancel, a retry): an answered change survives ``kill -9`` of the
+emulator (WAL with ``synchronous=NORMAL``: a commit is in the file once the process has
+written it; only an OS crash could lose the last ones). Changes nobody is waiting for
+(timers) are flushed at the end of their event-loop tick. Endpoints and worker keys are
 written at once.
 
 ``endpoints`` (definitions), ``jobs`` (queued, running and finished jobs within retention;
 never stream chunks) and ``worker_keys`` (SHA-256 digests only). On start every row is read
-back; a job that was IN_PROGRESS when the emulator stopped goes back to the queue (its
-worker's connection is gone with the old process, so only a new take can finish it).
+back; a job that was IN_PROGRESS stays on its worker until that worker claims or disowns it
+(``Broker.start``).
 """
 
 from __future__ import annotations
@@ -84,7 +87,8 @@ class BrokerTables:
         ]
 
     def save_job(self, doc: dict[str, Any]) -> None:
-        """Insert or replace a job document (written at the end of this loop tick)."""
+        """Insert or replace a job document (written by the next ``flush``: at the latest at
+        the end of this loop tick)."""
         self._pending[doc["id"]] = (doc["account_id"], doc["endpoint_id"], orjson.dumps(doc))
         self._schedule_flush()
 
