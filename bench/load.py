@@ -14,12 +14,17 @@ records every execution in a file:
   registered with the refresher, under the same load.
 
 It prints the figures side by side and checks the promises of issue 5 §3, exiting 1 when one
-is broken: every accepted job ran exactly once (the handler's record) and completed, no 5xx
-and no dropped connection, every 429 carries ``Retry-After`` and came only beyond the
-documented limits (the rate window it fell in already held the limit's worth of accepted
-requests, both processes reading the same monotonic clock; or the clients had the limit's
-worth in flight). The emulator's resident memory after warm-up and at the end, and the cell
-latency ratio, are figures, not pass/fail.
+is broken: every accepted job ran exactly once (the handler's record) and completed (a
+``/runsync`` in its answer; ``/run`` jobs by the endpoint's health after the drain and a
+sample read back by ``/status``), no 5xx and no dropped connection, every 429 carries
+``Retry-After`` and came only beyond the documented limits (the rate window it fell in already
+held the limit's worth of accepted requests, both processes reading the same monotonic clock;
+or the clients had the limit's worth in flight), and the panels stayed connected and
+refreshing. The emulator's resident memory (after warm-up, during, at the end), the CPU each
+process spent and the cell latency ratio are figures, not pass/fail. The emulator holds every
+result for its retention (a ``/run`` one 30 min), so within 60 s its memory grows with the
+results; ``--retention-scale 0.02`` (36 s) shows the plateau once results expire as fast as
+they come.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ _spec.loader.exec_module(_common)
 SEED_LIMITS = {"run": (1000, 200), "runsync": (2000, 400)}
 WINDOW_SECONDS = 10.0
 PANELS = 50
+SAMPLE_READS = 200  # /run results read back after the drain
+RUN_RETENTION_S = 1800.0  # the seed: a /run result is kept 30 min
 GPU = "NVIDIA GeForce RTX 4090"
 
 RECORD_HANDLER = '''
@@ -88,6 +95,7 @@ class Outcome:
     reason: str = ""
     job_id: str | None = None
     finished: bool = False
+    n: int = 0
 
 
 @dataclass
@@ -114,7 +122,7 @@ def outcome_of(op: str, sent: float, response: httpx.Response, n: int, state: Lo
     finished = body.get("status") == "COMPLETED"
     if finished and body.get("output") != {"n": n}:
         state.wrong_output += 1
-    return Outcome(op, sent, received, status, job_id=body.get("id"), finished=finished)
+    return Outcome(op, sent, received, status, job_id=body.get("id"), finished=finished, n=n)
 
 
 async def client(
@@ -148,10 +156,10 @@ async def client(
 
 
 async def run_load(
-    url: str, key: str, endpoint_id: str, clients: int, duration: float, overdrive: float
-) -> LoadState:
+    url: str, key: str, endpoint_id: str, clients: int, duration: float, overdrive: float,
+    state: LoadState,
+) -> LoadState:  # fmt: skip
     """``clients`` clients (half /run, half /runsync) for ``duration`` seconds."""
-    state = LoadState()
     start = time.monotonic() + 0.5
     stop = start + duration
     per_op = {"run": clients - clients // 2, "runsync": clients // 2}
@@ -256,6 +264,36 @@ def check_executions(state: LoadState, log: Path) -> tuple[int, list[str]]:
     if state.wrong_output:
         problems.append(f"{state.wrong_output} /runsync results did not carry their input back")
     return sum(ran.values()), problems
+
+
+def check_results(
+    emu: Any, endpoint_id: str, state: LoadState, jobs: dict[str, int], scale: float
+) -> list[str]:
+    """After the drain: nothing queued, running or failed; the /run jobs still within their
+    retention (30 min x ``scale``) are counted completed, and a sample of them reads back
+    COMPLETED with its input as output. (A /runsync result is kept 1 min x ``scale``: those
+    were checked in their answers.) Adds ``readBack`` (results read) to ``jobs``."""
+    problems = []
+    if jobs["failed"] or jobs["inQueue"] or jobs["inProgress"]:
+        problems.append(f"after the drain the endpoint's health reads {jobs}")
+    # A job finishes after it was accepted, so one accepted since ``kept_since`` is still kept.
+    kept_since = time.monotonic() - RUN_RETENTION_S * scale + 5.0
+    kept = [o for o in state.outcomes if o.job_id and not o.finished and o.received > kept_since]
+    if jobs["completed"] < len(kept):
+        problems.append(f"health counts {jobs['completed']} completed of {len(kept)} /run jobs")
+    sample = kept[:: max(1, len(kept) // SAMPLE_READS)]
+    with emu.http() as http:
+        for o in sample:
+            for _ in range(20):  # a 429 here would only mean reading too fast: wait, retry
+                response = http.get(f"/v2/{endpoint_id}/status/{o.job_id}")
+                if response.status_code != 429:
+                    break
+                time.sleep(float(response.headers.get("Retry-After", "1")))
+            body = response.json() if response.status_code == 200 else {}
+            if body.get("status") != "COMPLETED" or body.get("output") != {"n": o.n}:
+                problems.append(f"job {o.job_id} reads {response.status_code} {str(body)[:120]}")
+    jobs["readBack"] = len(sample)
+    return problems
 
 
 def drain(emu: Any, endpoint_id: str, timeout: float) -> dict[str, int]:
@@ -437,6 +475,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=4, help="slots per worker")
     parser.add_argument("--panels", type=int, default=PANELS, help="live pod panels")
     parser.add_argument(
+        "--retention-scale",
+        type=float,
+        default=1.0,
+        help="the emulator's --queue-time-scale: 0.02 keeps a /run result 36 s instead of "
+        "30 min, so that the memory reaches its plateau within the run",
+    )
+    parser.add_argument(
         "--refresh-interval",
         type=float,
         default=1.0,
@@ -456,10 +501,13 @@ def main(argv: list[str] | None = None) -> int:
         handler.write_text(RECORD_HANDLER.format(log=str(log)))
         print(
             f"podbook load test — {args.clients} clients, {args.duration:.0f} s, "
-            f"{args.panels} live panels, loopback, {os.cpu_count()} CPUs shared"
+            f"{args.panels} live panels, loopback, {os.cpu_count()} CPUs shared; a /run result "
+            f"is kept {RUN_RETENTION_S * args.retention_scale:,.0f} s (x{args.retention_scale:g} "
+            "the seed's 30 min)"
         )
         with contextlib.ExitStack() as stack:
-            emu = stack.enter_context(_common.emulator(workdir))
+            scale = ["--queue-time-scale", str(args.retention_scale)]
+            emu = stack.enter_context(_common.emulator(workdir, scale))
             endpoint_id = emu.create_endpoint("load")
             pod_ids = create_pods(emu, args.panels)
             workers = [
@@ -505,6 +553,8 @@ class Samples:
     end: float = 0.0
     drained: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
+    series: list[float] = field(default_factory=list)
+    accepted_warm: int = 0
 
 
 def measure(
@@ -517,19 +567,26 @@ def measure(
     warm_up = args.duration * 0.2
     cell_seconds = args.duration * 0.3
 
+    state = LoadState()
+
     async def timers() -> None:
         await asyncio.sleep(0.5 + warm_up)
         memory.warm = emu.resident_mb()
+        memory.accepted_warm = sum(1 for o in state.outcomes if o.job_id)
         assert probe_proc.stdin is not None
         probe_proc.stdin.write(f"go {cell_seconds} {' '.join(pod_ids)}\n")
         probe_proc.stdin.flush()
+        while True:  # the curve between the two samples (cancelled when the load ends)
+            memory.series.append(emu.resident_mb())
+            await asyncio.sleep(args.duration / 8)
 
     async def both() -> LoadState:
         timer = asyncio.create_task(timers())
-        state = await run_load(
-            emu.url, emu.api_key, endpoint_id, args.clients, args.duration, args.overdrive
-        )
-        await timer
+        await run_load(
+            emu.url, emu.api_key, endpoint_id, args.clients, args.duration, args.overdrive,
+            state,
+        )  # fmt: skip
+        timer.cancel()
         memory.end = emu.resident_mb()
         for name, pids in processes.items():
             memory.cpu[name] = cpu_seconds(pids) - cpu_before[name]
@@ -542,6 +599,7 @@ def measure(
     memory.drained = emu.resident_mb()
     reports = [check_op(state, op) for op in SEED_LIMITS]
     executed, job_problems = check_executions(state, log)
+    job_problems += check_results(emu, endpoint_id, state, jobs, args.retention_scale)
     return report(args, state, reports, executed, job_problems, jobs, memory, probe_line)
 
 
@@ -565,7 +623,10 @@ def report(
     print(
         f"\njobs: {accepted:,} accepted, {executed:,} executions recorded by the handler, "
         f"endpoint health after the drain: completed {jobs['completed']:,}, failed "
-        f"{jobs['failed']}, in queue {jobs['inQueue']}, in progress {jobs['inProgress']}"
+        f"{jobs['failed']}, in queue {jobs['inQueue']}, in progress {jobs['inProgress']} "
+        f"(a /runsync result is kept {60 * args.retention_scale:g} s, a /run one "
+        f"{RUN_RETENTION_S * args.retention_scale:g} s);\n  {jobs.get('readBack', 0)} /run results read "
+        "back by /status after the drain"
     )
     growth = memory.end - memory.warm
     print(
@@ -573,14 +634,18 @@ def report(
         f"{memory.end:.1f} MB at the end of the load ({growth:+.1f} MB, "
         f"{ratio(memory.end, memory.warm)}), {memory.drained:.1f} MB after the drain"
     )
+    since_warm = accepted - memory.accepted_warm
+    print(
+        f"  between: {', '.join(f'{mb:.1f}' for mb in memory.series)} MB; "
+        f"{growth * 1000 / since_warm if since_warm else 0:.2f} KB per job accepted after the "
+        f"warm-up ({since_warm:,} jobs; a result is held until its retention ends)"
+    )
     spent = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in memory.cpu.items())
     print(
         f"CPU seconds during the {duration:.0f} s of load ({os.cpu_count()} cores shared with "
         f"other work): {spent}"
     )
     problems = [p for r in reports for p in r.problems] + job_problems
-    if jobs["failed"] or jobs["completed"] != accepted:
-        problems.append(f"health counts {jobs} do not match {accepted} accepted jobs")
     problems += report_probe(probe_line, args.panels, args.refresh_interval)
     load = os.getloadavg()
     print(f"\nmachine load average: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")
