@@ -215,3 +215,47 @@ def test_kill_9_under_load_loses_nothing_and_runs_each_job_once(
     finally:
         load.join()
         worker.stop()
+
+
+def test_a_job_whose_worker_died_with_the_emulator_runs_again_after_the_restart(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    emu = start_emulator(extra_args=FAST_BROKER)
+    handler, ledger = write_ledger_handler(tmp_path)
+    go = tmp_path / "go"
+    with emu.http() as http:
+        endpoint = create_endpoint(http, "both-died")
+        key = worker_key(http, endpoint)
+        held = http.post(f"/v2/{endpoint}/run", json={"input": {"n": 1, "until": str(go)}})
+        job_id = held.json()["id"]
+    first = WorkerProcess(emu.url, endpoint, key, handler, tmp_path / "w1.log", worker_id="w-lost")
+    second = None
+    try:
+        wait_for(lambda: ledger_counts(ledger)[job_id] == 1, timeout=30)
+        assert emu.proc is not None
+        emu.proc.kill()
+        first.kill9()
+        emu.proc.wait(timeout=10)
+        restarted = time.monotonic()
+        emu.start()
+        with emu.http() as http:
+            # Still on its (dead) worker's name until that worker is gone (3 s) ...
+            assert status(http, endpoint, job_id)["status"] == "IN_PROGRESS"
+            go.write_text("")
+            second = WorkerProcess(
+                emu.url, endpoint, key, handler, tmp_path / "w2.log", worker_id="w-new"
+            )
+            # ... then queued again, first in line, and run by the new worker.
+            wait_for(lambda: status(http, endpoint, job_id)["status"] == "COMPLETED", 60)
+            requeued_after = time.monotonic() - restarted
+            record = status(http, endpoint, job_id)
+            assert record["workerId"] == "w-new" and record["output"] == {"n": 1}
+        # At least once when the worker died too: its first run never finished.
+        assert ledger_counts(ledger)[job_id] == 2
+        assert requeued_after >= 3.0  # not before --worker-gone-seconds
+        print(f"\nworker and emulator killed: job COMPLETED {requeued_after:.2f} s after restart")
+    finally:
+        go.write_text("")
+        first.stop()
+        if second is not None:
+            second.stop()
