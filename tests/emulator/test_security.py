@@ -329,3 +329,28 @@ def test_a_worker_of_account_b_cannot_take_or_touch_account_a_jobs(
     finally:
         a_worker.close()
     assert status(http, a_endpoint, a_job)["output"] == "real"
+
+
+def test_an_endpoint_cannot_borrow_another_accounts_registry_or_volume(
+    emu: Any, http: httpx.Client
+) -> None:
+    """B naming A's registry credential or network volume gets what a made-up id gets: 404."""
+    registry = http.post(
+        "/v2/registries", json={"name": "a-reg", "username": "a", "password": "a-pw-123456"}
+    ).json()["id"]
+    volume = http.post(
+        "/v2/network-volumes", json={"name": "a-vol", "size": 10, "dataCenter": "EU-RO-1"}
+    ).json()["id"]
+    base = {"name": "b-ep-" + secrets.token_hex(3), "image": "b/img:1"}
+    with emu.http(emu.other_key) as other:
+        b_endpoint = create_endpoint(other, "b-ep-" + secrets.token_hex(3))
+        for field, real, fake in (
+            ("registry", registry, "reg_000000000000"),
+            ("networkVolumes", [volume], ["vol-made-up"]),
+        ):
+            for value in (real, fake):
+                made = other.post("/v2/serverless", json={**base, field: value})
+                changed = other.patch(f"/v2/serverless/{b_endpoint}", json={field: value})
+                for response in (made, changed):
+                    assert response.status_code == 404, response.text
+                    assert response.headers["content-type"] == "application/problem+json"

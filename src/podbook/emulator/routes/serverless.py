@@ -33,6 +33,7 @@ from podbook.emulator.broker.service import queue_service
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.pods import check_registry
 from podbook.emulator.routes.workerlogs import worker_logs
 from podbook.emulator.templates import apply_endpoint_template, find_template
 from podbook.emulator.validation import validate
@@ -60,11 +61,26 @@ async def create_endpoint(req: ApiRequest) -> Response:
         raise Problem(422, f"the endpoint is invalid: {errors[0]}", errors=errors)
     validate(CreateEndpointRequest, body)
     body = _with_template(req, body, create=True)
+    _check_references(req, body)
     fields = {k: v for k, v in body.items() if k not in ("name", "handler")}
     queue = queue_service(req.request).broker.create_endpoint(
         req.account_id, body["name"].strip(), body.get("handler"), fields
     )
     return json_response(releases.public(queue.record), status=201)
+
+
+def _check_references(req: ApiRequest, body: dict[str, Any]) -> None:
+    """404 unless the registry credential and network volumes ``body`` names are the caller's
+    (another account's are answered exactly like ones that do not exist)."""
+    check_registry(req, body.get("registry"))
+    for volume_id in body.get("networkVolumes") or []:
+        if req.store.network_volumes.get(req.account_id, volume_id) is None:
+            raise Problem(
+                404,
+                f"network volume {volume_id!r} not found; name one of your volumes "
+                "(GET /v2/network-volumes)",
+                errors=[f"$.networkVolumes: network volume {volume_id!r} not found"],
+            )
 
 
 def _with_template(req: ApiRequest, body: dict[str, Any], *, create: bool) -> dict[str, Any]:
@@ -107,6 +123,7 @@ async def update_endpoint(req: ApiRequest) -> Response:
     if errors:
         raise Problem(400, f"the update is invalid: {errors[0]}", errors=errors)
     body = _with_template(req, body, create=False)
+    _check_references(req, body)
     old = queue.record
     new = {**old, **body}
     if "workers" in body:
