@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 from faults_helpers import (
     FAST_BROKER,
     WorkerProcess,
@@ -259,3 +260,28 @@ def test_a_job_whose_worker_died_with_the_emulator_runs_again_after_the_restart(
         first.stop()
         if second is not None:
             second.stop()
+
+
+def test_supervised_workers_do_not_outlive_a_killed_emulator(start_emulator: Any) -> None:
+    emu = start_emulator(extra_args=FAST_BROKER)
+    with emu.http() as http:
+        answer = http.post("/v2/echo/runsync", json={"input": {"before": True}}).json()
+        assert answer["status"] == "COMPLETED", answer
+    assert emu.proc is not None
+    workers = [
+        child
+        for child in psutil.Process(emu.proc.pid).children()
+        if "podbook.worker" in " ".join(child.cmdline())
+    ]
+    assert workers, "the echo endpoint's supervised worker should be running"
+    emu.proc.kill()
+    emu.proc.wait(timeout=10)
+    _, alive = psutil.wait_procs(workers, timeout=20)
+    for orphan in alive:  # clean up after a failure: these are this test's processes
+        orphan.kill()
+    assert not alive, f"orphaned workers still running: {[p.pid for p in alive]}"
+    emu.start()
+    with emu.http() as http:  # a fresh supervised worker serves the endpoint again
+        answer = http.post("/v2/echo/runsync", json={"input": {"after": True}}).json()
+        if answer["status"] != "COMPLETED":
+            wait_for(lambda: status(http, "echo", answer["id"])["status"] == "COMPLETED", 30)

@@ -3,15 +3,19 @@
 ``python -m podbook.worker SPEC --endpoint ID --url URL --concurrency N`` with a fresh worker
 key in ``RUNPOD_AI_API_KEY`` (never the user's API key: the emulator's own ``RUNPOD_*`` and
 ``PODBOOK_*`` keys are removed from the worker's environment). A worker that exits is
-started again (backoff from 0.5 s up to 10 s); every worker stops with the emulator.
+started again (backoff from 0.5 s up to 10 s); every worker stops with the emulator, even
+one killed with ``kill -9``: on Linux a worker gets SIGTERM when the emulator process dies
+(``PR_SET_PDEATHSIG``), so no orphan keeps knocking at a dead port.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +31,15 @@ def worker_environment(worker_key: str) -> dict[str, str]:
     env["RUNPOD_AI_API_KEY"] = worker_key
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover (runs in the forked child)
+    """In the child before exec: SIGTERM when the emulator dies (Linux; elsewhere nothing)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class SupervisedWorker:
@@ -51,6 +64,7 @@ class SupervisedWorker:
                     env=worker_environment(self._mint_key()),
                     stdin=asyncio.subprocess.DEVNULL,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
                 )
             except OSError as exc:
                 log.error("cannot start worker for %s: %s", self.label, exc)
