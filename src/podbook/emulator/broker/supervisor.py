@@ -34,12 +34,16 @@ def worker_environment(worker_key: str) -> dict[str, str]:
 
 
 _PR_SET_PDEATHSIG = 1
+_prctl = None
+if sys.platform == "linux":  # looked up here: the forked child must not load anything
+    with contextlib.suppress(OSError, AttributeError):
+        _prctl = ctypes.CDLL(None).prctl
 
 
 def _die_with_parent() -> None:  # pragma: no cover (runs in the forked child)
-    """In the child before exec: SIGTERM when the emulator dies (Linux; elsewhere nothing)."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    """In the child before exec: SIGTERM when the emulator dies."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
 class SupervisedWorker:
@@ -64,7 +68,7 @@ class SupervisedWorker:
                     env=worker_environment(self._mint_key()),
                     stdin=asyncio.subprocess.DEVNULL,
                     start_new_session=True,
-                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                    preexec_fn=_die_with_parent if _prctl is not None else None,
                 )
             except OSError as exc:
                 log.error("cannot start worker for %s: %s", self.label, exc)
