@@ -384,3 +384,13 @@ def test_an_endpoint_cannot_borrow_another_accounts_registry_or_volume(
                 for response in (made, changed):
                     assert response.status_code == 404, response.text
                     assert response.headers["content-type"] == "application/problem+json"
+
+
+def test_the_client_reports_a_413_in_one_line(client: Any) -> None:
+    from podbook.errors import APIError
+
+    with pytest.raises(APIError) as refused:
+        client.templates.create(name="huge", image="me/img:1", env={"BLOB": "x" * (2 * MB)})
+    assert refused.value.status == 413
+    text = str(refused.value)
+    assert text.startswith("413 Content Too Large: request body is too large") and "\n" not in text
