@@ -179,6 +179,12 @@ def test_kill_9_under_load_loses_nothing_and_runs_each_job_once(
             ):
                 missing = [i for i in accepted[kind] if http.get(path.format(i)).status_code != 200]
                 assert not missing, f"{kind}s accepted before the kill are gone: {missing}"
+            short = [
+                c
+                for c in accepted["cluster"]
+                if len(http.get(f"/v2/clusters/{c}/pods").json()["pods"]) != 2
+            ]
+            assert not short, f"clusters that lost member pods: {short}"
             for job_id in accepted["job"]:  # every accepted job is known after the restart
                 status(http, endpoint, job_id)
 
