@@ -108,8 +108,10 @@ class StreamInterrupted(ConnectionFailed):
 
     Either the connection kept failing beyond the client's retry budget (``lost`` False:
     nothing is missing, reading on from ``cursor`` continues exactly where it stopped), or
-    an answer was lost by a service that offers no stream cursor (``lost`` True: the chunks
-    it carried were drained and may be missing). ``received`` counts the chunks delivered.
+    an answer was lost by a service that offers no stream cursor (``lost`` True, ``cursor``
+    None: the chunks it carried were drained and may be missing), or before the service
+    said whether it offers one (``lost`` True, ``cursor`` set). ``received`` counts the
+    chunks delivered.
     """
 
     def __init__(
@@ -128,10 +130,16 @@ class StreamInterrupted(ConnectionFailed):
         self.received = received
         self.cursor = cursor
         self.lost = lost
-        if lost:
+        if lost and cursor is None:
             hint = (
                 "the service keeps no stream cursor, so the chunks of the lost answer may be "
                 "missing: read the job's result with job.output()"
+            )
+        elif lost:
+            hint = (
+                "an answer was lost before the service said whether it keeps a stream cursor: "
+                f"read on with stream({job_id!r}, cursor={cursor}) (complete if it does), or "
+                "read the job's result with job.output()"
             )
         else:
             again = (

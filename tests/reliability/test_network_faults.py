@@ -189,6 +189,19 @@ def test_without_the_cursor_a_lost_stream_answer_is_reported_not_skipped(emulato
     assert info.value.lost and "keeps no stream cursor" in text and "job.output()" in text
 
 
+def test_stream_interrupted_says_in_one_line_what_is_known_and_what_to_do():
+    def text(**kw):
+        return str(StreamInterrupted("j1", "ep", "http://x/v2/ep/stream/j1", "reset", **kw))
+
+    unknown = text(received=5, cursor=5, lost=True)
+    assert "before the service said whether it keeps a stream cursor" in unknown
+    assert "stream('j1', cursor=5)" in unknown and "job.output()" in unknown
+    assert "keeps no stream cursor" in text(received=5, cursor=None, lost=True)
+    assert "nothing was lost" in text(received=5, cursor=5, lost=False)
+    for line in (unknown, text(received=0, cursor=None, lost=False)):
+        assert "\n" not in line and line.startswith("The stream of job j1 on endpoint ep broke")
+
+
 # -- status ------------------------------------------------------------------------------
 
 
@@ -318,3 +331,34 @@ def test_runjob_panel_stream_loses_nothing_through_drops(nb_shell, proxy):
     assert panel.chunks == 10_000 and proxy.drops >= 4
     assert [entry["i"] for entry in panel.tail] == list(range(9800, 10_000))
     assert [entry["output"]["output_tokens"] for entry in panel.tail] == list(range(9801, 10_001))
+
+
+def test_runjob_panel_reads_on_after_an_outage_beyond_the_retry_budget(
+    nb_shell, proxy, monkeypatch
+):
+    from IPython.utils.capture import capture_output
+
+    from podbook.notebook.jobs.book import book_for
+
+    monkeypatch.setattr("podbook.client._sync.RetryPolicy", lambda: BRIEF)  # 1 s budget
+    body = '{"prompt": "out", "max_tokens": 600, "delay_ms": 10}'
+    with capture_output():
+        result = nb_shell.run_cell(f"%%runjob stream-demo -o nbtest_net_job\n{body}")
+    assert result.success
+    job = nb_shell.user_ns["nbtest_net_job"]
+    panel = book_for(nb_shell.magics_manager.registry["PodMagics"].session).known_panel(
+        job.endpoint_id, job.id
+    )
+    deadline = time.monotonic() + 60
+    while panel.chunks < 50:
+        assert time.monotonic() < deadline, (panel.status, panel.chunks, panel.error)
+        time.sleep(0.02)
+    proxy.refuse(3.0)  # three times the budget: the stream is interrupted, then read on
+    states = set()
+    while not (panel.status == "COMPLETED" and not panel.streaming):
+        assert time.monotonic() < deadline, (panel.status, panel.chunks, panel.error)
+        states.add(panel.connection)
+        time.sleep(0.02)
+    assert "reconnecting" in states and panel.connection == "ok"
+    assert panel.chunks == 600
+    assert [entry["output"]["output_tokens"] for entry in panel.tail] == list(range(401, 601))

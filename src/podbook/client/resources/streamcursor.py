@@ -128,7 +128,7 @@ class StreamReader:
             self._url,
             reason,
             received=self.received,
-            cursor=self.received if self.offered else None,
+            cursor=None if self.offered is False else self.received,
             lost=lost,
         )
 

@@ -10,7 +10,8 @@ The panel follows its job in one of two ways:
 - **stream**: a :class:`StreamPump` reads ``/stream/{id}`` on background threads; chunks go
   to the view as ``{"type": "chunks", "start", "items"}`` messages about every 75 ms. When
   the stream cannot be read (a service that does not stream this job), the panel falls back
-  to polling.
+  to polling; when it broke beyond the client's retries on a service that offers the
+  resumable cursor, the panel shows "reconnecting" and reads on from where it stopped.
 - **poll**: the session's one refresher thread reads ``/status`` each tick
   (:mod:`podbook.notebook.jobs.polling`) until the job has ended.
 
@@ -161,11 +162,11 @@ class JobPanel(Panel):
         if self._register is not None:
             self._register(self)
 
-    def _start_pump(self) -> None:
+    def _start_pump(self, cursor: int = 0) -> None:
         endpoint = self._endpoint()
         job_id = self.job_id
         self._pump = StreamPump(
-            lambda: endpoint.stream_batches(job_id),
+            lambda: endpoint.stream_batches(job_id, cursor=cursor),
             self._flush,
             self._buffer,
             self._meter,
@@ -191,6 +192,8 @@ class JobPanel(Panel):
         with self._lock, self.hold_sync():
             if self.chunks != buffer.total:
                 self.chunks = buffer.total
+                if self.connection != "ok":  # chunks flow again after an interruption
+                    self.connection = "ok"
             moved = pump.status and pump.status != self.status
             if not final and moved and self.status not in TERMINAL_JOB_STATUSES:
                 self._set_status(pump.status)  # never back from CANCELLED (the button's)
@@ -215,6 +218,12 @@ class JobPanel(Panel):
         failure = pump.failure
         if isinstance(failure, errors.NotFound):
             self._job_gone()
+        elif isinstance(failure, errors.StreamInterrupted) and failure.cursor is not None:
+            # The service stayed unreachable beyond the client's retry budget and offers the
+            # resumable cursor (or had not answered yet): read on from the chunk the stream
+            # stopped at (none shown twice) until it answers again.
+            self._set(connection="reconnecting")
+            self._start_pump(failure.cursor)
         elif failure is not None:
             # The stream could not be read (the service does not stream this job, or the
             # connection failed): the refresher's status polls take over.
