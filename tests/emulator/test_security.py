@@ -7,6 +7,7 @@ Everything runs against real emulator processes over HTTP; the body tests stream
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
 import stat
@@ -22,7 +23,15 @@ import httpx
 import psutil
 import pytest
 from emu_helpers import create, gpu_pod
-from test_queue_helpers import RawWorker, create_endpoint, queue_emulator, run, status, worker_key
+from test_queue_helpers import (
+    RawWorker,
+    create_endpoint,
+    queue_emulator,
+    run,
+    status,
+    wait_for,
+    worker_key,
+)
 
 from podbook.cli import build_parser
 from podbook.emulator.server import is_loopback, remote_bind_refusal
@@ -394,3 +403,69 @@ def test_the_client_reports_a_413_in_one_line(client: Any) -> None:
     assert refused.value.status == 413
     text = str(refused.value)
     assert text.startswith("413 Content Too Large: request body is too large") and "\n" not in text
+
+
+HANDLER = """
+import os
+
+
+def handler(job):
+    return {"by": os.environ["PROBE_WHO"], "n": job["input"]["n"]}
+"""
+
+
+def _start_worker(emu: Any, tmp_path: Path, endpoint: str, key: str, who: str) -> Any:
+    """A real ``podbook worker`` process serving ``endpoint`` with ``key``; waits for it."""
+    handler = tmp_path / "who_handler.py"
+    handler.write_text(HANDLER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))}
+    env.update(RUNPOD_AI_API_KEY=key, PROBE_WHO=who, PYTHONUNBUFFERED="1")
+    log = tmp_path / f"worker-{who}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "podbook", "worker", f"{handler}:handler"]
+            + ["--endpoint", endpoint, "--url", emu.url],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    deadline = time.monotonic() + 60
+    while "serving" not in log.read_text(errors="replace"):
+        assert proc.poll() is None, log.read_text(errors="replace")
+        assert time.monotonic() < deadline, log.read_text(errors="replace")
+        time.sleep(0.05)
+    return proc
+
+
+def test_real_workers_of_two_accounts_only_run_their_own_accounts_jobs(
+    emu: Any, http: httpx.Client, tmp_path: Path
+) -> None:
+    """Both accounts have an endpoint of the same name, each served by a real ``podbook
+    worker``. B's worker, started first and idle, never runs one of A's queued jobs."""
+    name = "same-" + secrets.token_hex(3)
+    create_endpoint(http, name)
+    procs = []
+    with emu.http(emu.other_key) as other:
+        create_endpoint(other, name)
+        try:
+            procs.append(_start_worker(emu, tmp_path, name, worker_key(other, name), "B"))
+            a_jobs = [run(http, name, {"input": {"n": n}}) for n in range(5)]
+            b_jobs = [run(other, name, {"input": {"n": n}}) for n in range(5)]
+            for job in b_jobs:
+                done = wait_for(lambda job=job: _finished(other, name, job), 60)
+                assert done["output"]["by"] == "B"
+            time.sleep(1)  # B's worker is idle now, with A's jobs still waiting
+            assert [status(http, name, job)["status"] for job in a_jobs] == ["IN_QUEUE"] * 5
+            procs.append(_start_worker(emu, tmp_path, name, worker_key(http, name), "A"))
+            outputs = [wait_for(lambda j=j: _finished(http, name, j), 60)["output"] for j in a_jobs]
+            assert outputs == [{"by": "A", "n": n} for n in range(5)]
+        finally:
+            for proc in procs:
+                proc.terminate()
+                proc.wait(timeout=30)
+
+
+def _finished(http: httpx.Client, endpoint: str, job: str) -> dict[str, Any] | None:
+    record = status(http, endpoint, job)
+    return record if record["status"] in ("COMPLETED", "FAILED") else None
