@@ -185,6 +185,13 @@ def test_kill_9_under_load_loses_nothing_and_runs_each_job_once(
                 if len(http.get(f"/v2/clusters/{c}/pods").json()["pods"]) != 2
             ]
             assert not short, f"clusters that lost member pods: {short}"
+            # Nor a member pod whose cluster never made it to the file (created together).
+            pods = http.get("/v2/pods", params={"includeClusterPods": "true"}).json()["pods"]
+            clusters = {c["id"] for c in http.get("/v2/clusters").json()["clusters"]}
+            orphans = [
+                p["id"] for p in pods if "cluster" in p and p["cluster"]["id"] not in clusters
+            ]
+            assert not orphans, f"member pods without their cluster: {orphans}"
             for job_id in accepted["job"]:  # every accepted job is known after the restart
                 status(http, endpoint, job_id)
 
@@ -291,3 +298,28 @@ def test_supervised_workers_do_not_outlive_a_killed_emulator(start_emulator: Any
         answer = http.post("/v2/echo/runsync", json={"input": {"after": True}}).json()
         if answer["status"] != "COMPLETED":
             wait_for(lambda: status(http, "echo", answer["id"])["status"] == "COMPLETED", 30)
+
+
+def test_writes_of_one_store_transaction_reach_the_file_together(tmp_path: Path) -> None:
+    """What ``create_cluster`` relies on: a crash leaves all of a block's writes, or none."""
+    from podbook.emulator.store import Store
+
+    store = Store(tmp_path / "state.db")
+    reader = sqlite3.connect(tmp_path / "state.db")
+
+    def stored_pods() -> int:
+        return reader.execute("SELECT COUNT(*) FROM pods").fetchone()[0]
+
+    with store.transaction():
+        store.pods.put("acct", {"id": "m0"})
+        with store.transaction():  # a nested block joins the outer one
+            store.pods.put("acct", {"id": "m1"})
+        store.clusters.put("acct", {"id": "c0", "memberIds": ["m0", "m1"]})
+        assert stored_pods() == 0  # another connection (the file after a crash) sees none yet
+    assert stored_pods() == 2
+    with contextlib.suppress(RuntimeError), store.transaction():
+        store.pods.put("acct", {"id": "m2"})
+        raise RuntimeError("interrupted")
+    assert stored_pods() == 2
+    reader.close()
+    store.close()

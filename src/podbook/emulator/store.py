@@ -9,6 +9,7 @@ emulator stopped and started on the same file loses nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -106,7 +107,7 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         _create_private_file(self.path)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: writes inside ``transaction()``
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -136,6 +137,24 @@ class Store:
     def _execute(self, sql: str, params: tuple[Any, ...]) -> None:
         with self._lock:
             self._db.execute(sql, params)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Writes made inside the block are committed together: after a crash (``kill -9``)
+        either all of them are in the file or none (a cluster and its member pods). Other
+        threads' writes wait; a block inside another joins it. Keep the block free of awaits.
+        """
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            self._db.execute("BEGIN")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database file."""

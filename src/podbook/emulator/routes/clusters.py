@@ -65,38 +65,39 @@ async def create_cluster(req: ApiRequest) -> Response:
         cluster_id = new_id()
     assign_at = now + settings.provision_seconds / 2
     account = req.store.ensure_account(req.account_id)
-    member_ids = []
-    for rank, placement in enumerate(placements):
-        pod_id = new_id()
-        while req.store.pods.exists(pod_id):
+    with req.store.transaction():  # members and cluster: all in the file, or none
+        member_ids = []
+        for rank, placement in enumerate(placements):
             pod_id = new_id()
-        pod_spec = {
-            **{k: v for k, v in spec.items() if k not in ("compute", "type", "dataCenterIds")},
-            "name": f"{spec['name']}-{rank}",
-            "gpu": {"id": compute["gpuTypeId"], "count": compute["gpuCountPerPod"]},
+            while req.store.pods.exists(pod_id):
+                pod_id = new_id()
+            pod_spec = {
+                **{k: v for k, v in spec.items() if k not in ("compute", "type", "dataCenterIds")},
+                "name": f"{spec['name']}-{rank}",
+                "gpu": {"id": compute["gpuTypeId"], "count": compute["gpuCountPerPod"]},
+            }
+            record = new_pod_record(
+                pod_id=pod_id,
+                spec=pod_spec,
+                placement=placement,
+                now=now,
+                settings=settings,
+                ssh_keys=list(account.get("sshKeys") or []),
+                cluster=membership(cluster_id, spec["type"], rank, assign_at),
+            )
+            req.store.pods.put(req.account_id, record)
+            member_ids.append(pod_id)
+        cluster = {
+            "id": cluster_id,
+            "name": spec["name"],
+            "type": spec["type"],
+            "compute": compute,
+            "createdAt": iso(now),
+            "memberIds": member_ids,
+            "networkAt": assign_at,
+            "vxlanId": secrets.randbelow(16_000_000) + 1,
         }
-        record = new_pod_record(
-            pod_id=pod_id,
-            spec=pod_spec,
-            placement=placement,
-            now=now,
-            settings=settings,
-            ssh_keys=list(account.get("sshKeys") or []),
-            cluster=membership(cluster_id, spec["type"], rank, assign_at),
-        )
-        req.store.pods.put(req.account_id, record)
-        member_ids.append(pod_id)
-    cluster = {
-        "id": cluster_id,
-        "name": spec["name"],
-        "type": spec["type"],
-        "compute": compute,
-        "createdAt": iso(now),
-        "memberIds": member_ids,
-        "networkAt": assign_at,
-        "vxlanId": secrets.randbelow(16_000_000) + 1,
-    }
-    req.store.clusters.put(req.account_id, cluster)
+        req.store.clusters.put(req.account_id, cluster)
     return json_response(_view(req, cluster), status=201)
 
 
@@ -127,11 +128,12 @@ async def update_cluster(req: ApiRequest) -> Response:
 async def delete_cluster(req: ApiRequest) -> Response:
     """``DELETE /v2/clusters/{id}`` → 204; its member pods are terminated with it."""
     cluster = _cluster_or_404(req)
-    for pod_id in cluster["memberIds"]:
-        if req.store.pods.get(req.account_id, pod_id) is not None:
-            req.store.pods.delete(req.account_id, pod_id)
-            req.emulator.views.forget(pod_id)
-    req.store.clusters.delete(req.account_id, cluster["id"])
+    with req.store.transaction():  # no cluster left with some of its members
+        for pod_id in cluster["memberIds"]:
+            if req.store.pods.get(req.account_id, pod_id) is not None:
+                req.store.pods.delete(req.account_id, pod_id)
+                req.emulator.views.forget(pod_id)
+        req.store.clusters.delete(req.account_id, cluster["id"])
     return Response(status_code=204)
 
 
