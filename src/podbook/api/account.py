@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, SecretStr, field_serializer
 from pydantic_core import PydanticCustomError
 
-from .base import RequestModel, ResponseModel
+from .base import Omittable, RequestModel, ResponseModel
 from .types import VolumeType
 
 __all__ = [
@@ -91,7 +91,7 @@ class CreateNetworkVolumeRequest(RequestModel):
     name: str = Field(min_length=1)
     size: int = Field(ge=10, le=4096)
     data_center: str = Field(min_length=1)
-    type: VolumeType | None = None
+    type: Omittable[VolumeType] = None
 
 
 class ListNetworkVolumesResponse(ResponseModel):

@@ -17,6 +17,7 @@ Times on the wire are integer milliseconds (``wait``, ``ttl``, ``executionTimeou
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
@@ -249,12 +250,26 @@ class S3Config(RequestModel):
         return value.get_secret_value()
 
 
+_URL_TEXT = re.compile(r"[\x21-\x7e]+")
+_HOST = re.compile(r"[A-Za-z0-9.\-]+|[0-9A-Fa-f:.]+")
+
+
 def _check_webhook(value: str) -> str:
     from urllib.parse import urlsplit
 
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise PydanticCustomError("webhook_url", "must be an http:// or https:// URL with a host")
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if not _URL_TEXT.fullmatch(value) or not _HOST.fullmatch(parts.hostname or "") or not port_ok:
+        raise PydanticCustomError(
+            "webhook_url",
+            "must be a URL of printable ASCII with a valid host and port "
+            "(percent-encode other characters)",
+        )
     return value
 
 

@@ -111,8 +111,12 @@ def resolve(params: dict[str, str], now: float) -> Window:
         return Window(step(end, size, -count), end, size)
     start_raw = params.get("startTime")
     end_raw = params.get("endTime")
-    start = parse_time("startTime", start_raw) if start_raw else current - timedelta(DEFAULT_DAYS)
-    end = parse_time("endTime", end_raw) if end_raw else current
+    start = (
+        current - timedelta(DEFAULT_DAYS)
+        if start_raw is None
+        else parse_time("startTime", start_raw)
+    )
+    end = current if end_raw is None else parse_time("endTime", end_raw)
     window = Window(floor(start, size), ceil(end, size), size)
     if window.start >= window.end:
         raise Problem(

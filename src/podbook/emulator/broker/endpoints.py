@@ -17,6 +17,7 @@ from typing import Any
 
 from starlette.convertors import CONVERTOR_TYPES, Convertor, register_url_convertor
 
+from podbook.emulator import catalog_data
 from podbook.emulator.broker.limits import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
     EXECUTION_TIMEOUT_MAX_MS,
@@ -136,6 +137,60 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def gpu_config(
+    gpu: dict[str, Any] | None, previous: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """An endpoint's ``gpu`` in the reference's shape (``allowedCudaVersions`` and
+    ``minCudaVersion`` always present: ``[]`` and null mean no constraint).
+
+    A PATCH's ``gpu`` merges into ``previous``: sending ``pools`` replaces the selection, so
+    ``excludedTypes`` not restated are cleared; an empty ``minCudaVersion`` clears the floor.
+    """
+    if gpu is None:
+        return None
+    merged = dict(previous or {})
+    if "pools" in gpu:
+        merged.pop("excludedTypes", None)
+    merged.update(gpu)
+    merged.setdefault("allowedCudaVersions", [])
+    if not merged.get("minCudaVersion"):
+        merged["minCudaVersion"] = None
+    return merged
+
+
+def cpu_configs(cpu: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """An endpoint's ``cpu`` entries with ``memory`` in GB (vCPUs × the flavor's RAM per
+    vCPU), as the reference's ``CpuConfig`` has it. Flavors are checked by
+    :func:`compute_errors` first."""
+    if cpu is None:
+        return None
+    configs = []
+    for entry in cpu:
+        flavor = catalog_data.get_cpu_type(entry["id"]) or {"ramGbPerVcpu": 1}
+        configs.append({**entry, "memory": entry["vcpuCount"] * flavor["ramGbPerVcpu"]})
+    return configs
+
+
+def compute_errors(record: dict[str, Any]) -> list[str]:
+    """The 400 rules on an endpoint's (merged) compute: a GPU selection names its ``pools``;
+    each CPU entry is a known flavor with a power-of-two vCPU count it offers."""
+    errors = []
+    gpu = record.get("gpu")
+    if gpu is not None and not gpu.get("pools"):
+        errors.append("$.gpu.pools: required; name the GPU pools (GET /v2/catalog/gpus, pool)")
+    for index, entry in enumerate(record.get("cpu") or []):
+        flavor = catalog_data.get_cpu_type(entry["id"])
+        count = entry["vcpuCount"]
+        if flavor is None:
+            errors.append(f"$.cpu[{index}].id: unknown CPU flavor {entry['id']!r}")
+        elif count & (count - 1) or not flavor["vcpu"]["min"] <= count <= flavor["vcpu"]["max"]:
+            low, high = flavor["vcpu"]["min"], flavor["vcpu"]["max"]
+            errors.append(
+                f"$.cpu[{index}].vcpuCount: {entry['id']} takes a power of two from {low} to {high}"
+            )
+    return errors
+
+
 def endpoint_record(
     endpoint_id: str,
     name: str,
@@ -152,7 +207,7 @@ def endpoint_record(
         "name": name,
         "type": fields.get("type", "QUEUE"),
         "image": fields.get("image", "podbook/local-worker"),
-        "gpu": fields.get("gpu"),
+        "gpu": gpu_config(fields.get("gpu")),
         "workers": {"min": 0, "max": 3, **(fields.get("workers") or {})},
         "scaling": fields.get("scaling") or {"type": "QUEUE_DELAY", "queueDelay": 4},
         "dataCenterIds": list(fields.get("dataCenterIds") or []),
@@ -163,9 +218,11 @@ def endpoint_record(
         "handler": handler,
         "builtin": builtin,
     }
-    for extra in ("args", "disk", "ports", "env", "registry", "cpu"):
+    for extra in ("args", "disk", "ports", "env", "registry"):
         if extra in fields:
             record[extra] = fields[extra]
+    if "cpu" in fields:
+        record["cpu"] = cpu_configs(fields["cpu"])
     return record
 
 

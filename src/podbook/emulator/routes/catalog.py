@@ -11,11 +11,12 @@ other (400); a malformed value is 422. ``product`` is optional: the seed reads
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from podbook.api.types import Compliance, DataCenterRegion, VolumeType
 from podbook.emulator import catalog_data
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
@@ -69,6 +70,14 @@ def _positive_int(req: ApiRequest, name: str) -> int | None:
     return int(raw)
 
 
+def _vcpu_count(req: ApiRequest) -> int | None:
+    """``vcpuCount``: a power of two, at least 2 (the reference's filter)."""
+    count = _positive_int(req, "vcpuCount")
+    if count is not None and (count < 2 or count & (count - 1)):
+        raise _invalid("vcpuCount", "must be a power of two of at least 2 (2, 4, 8, ...)")
+    return count
+
+
 _GPU_FILTERS = ("product", "count", "cloud", "cudaVersions", "minCudaVersion", "countryCodes")
 
 
@@ -109,7 +118,7 @@ def _cpu_query(req: ApiRequest) -> dict[str, Any]:
     return {
         "include_availability": True,
         "product": _enum_list(req, "product", ("POD", "SERVERLESS")) or ["POD"],
-        "vcpu_count": _positive_int(req, "vcpuCount"),
+        "vcpu_count": _vcpu_count(req),
     }
 
 
@@ -152,9 +161,9 @@ async def list_datacenters(req: ApiRequest) -> Response:
         global_network = req.query_flag("globalNetwork")
     centers = catalog_data.list_data_centers(
         include=_dc_include(req),
-        regions=_list(req, "regions"),
-        network_volume_types=_list(req, "networkVolumeTypes"),
-        compliance=_list(req, "compliance"),
+        regions=_enum_list(req, "regions", get_args(DataCenterRegion)) or None,
+        network_volume_types=_enum_list(req, "networkVolumeTypes", get_args(VolumeType)) or None,
+        compliance=_enum_list(req, "compliance", get_args(Compliance)) or None,
         global_network=global_network,
     )
     return json_response({"dataCenters": centers})
@@ -168,9 +177,18 @@ async def get_datacenter(req: ApiRequest) -> Response:
     return json_response(entry)
 
 
+_TEMPLATE_SOURCES = ("official", "verified", "community")
+
+
 async def list_public_templates(req: ApiRequest) -> Response:
-    """``GET /v2/catalog/templates``."""
-    return json_response({"templates": public_templates()})
+    """``GET /v2/catalog/templates[?source=official|verified|community]``: the emulator's
+    public templates are all official, so the other slices are empty."""
+    source = req.request.query_params.get("source", "official")
+    if source not in _TEMPLATE_SOURCES:
+        raise _invalid(
+            "source", f"has unknown value {source!r}; use {', '.join(_TEMPLATE_SOURCES)}"
+        )
+    return json_response({"templates": public_templates() if source == "official" else []})
 
 
 def routes() -> list[BaseRoute]:

@@ -25,7 +25,10 @@ from podbook.emulator.broker import releases
 from podbook.emulator.broker.endpoints import (
     absolute_handler,
     check_handler_spec,
+    compute_errors,
+    cpu_configs,
     create_body_errors,
+    gpu_config,
 )
 from podbook.emulator.broker.limits import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS
 from podbook.emulator.broker.queues import EndpointQueue
@@ -62,6 +65,8 @@ async def create_endpoint(req: ApiRequest) -> Response:
     validate(CreateEndpointRequest, body)
     body = _with_template(req, body, create=True)
     _check_references(req, body)
+    if errors := compute_errors({"gpu": body.get("gpu"), "cpu": body.get("cpu")}):
+        raise Problem(400, f"the endpoint is invalid: {errors[0]}", errors=errors)
     fields = {k: v for k, v in body.items() if k not in ("name", "handler")}
     queue = queue_service(req.request).broker.create_endpoint(
         req.account_id, body["name"].strip(), body.get("handler"), fields
@@ -128,6 +133,14 @@ async def update_endpoint(req: ApiRequest) -> Response:
     new = {**old, **body}
     if "workers" in body:
         new["workers"] = {**(old.get("workers") or {}), **body["workers"]}
+    if "gpu" in body:
+        new["gpu"] = gpu_config(body["gpu"], old.get("gpu"))
+        new.pop("cpu", None)
+    if "cpu" in body:
+        new["cpu"] = cpu_configs(body["cpu"])
+        new["gpu"] = None
+    if errors := compute_errors({k: new.get(k) for k in ("gpu", "cpu") if k in body}):
+        raise Problem(400, f"the update is invalid: {errors[0]}", errors=errors)
     if body.get("handler"):
         new["handler"] = absolute_handler(body["handler"])
     if new["workers"].get("min", 0) > new["workers"].get("max", 0):
