@@ -4,6 +4,7 @@
 #   make test         install what is needed, run ruff, pytest (incl. browser) and the JS tests
 #   make lint         ruff check + ruff format --check
 #   make bench        run the benchmarks in bench/ (REST, queue, streaming, load); figures
+#   make conformance  schemathesis against the emulator (scripts/conformance.py)
 #   make clean        remove test outputs and caches (distclean also removes .venv, node_modules)
 #
 # Set-up is stamped: a second run only redoes a step whose inputs changed.
@@ -26,13 +27,14 @@ HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
 .PHONY: help setup setup-python setup-browser setup-js quickstart test test-ruff test-python \
-        test-browser test-js lint format bench clean distclean
+        test-browser test-js lint format bench conformance clean distclean
 
 help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
 	@echo "make test         run every test: ruff, pytest (unit, notebooks, browser), JS tests"
 	@echo "make lint         ruff check and ruff format --check"
 	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py (a few minutes)"
+	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
 	@echo "make format       ruff format (rewrites files)"
 	@echo "make clean        remove artifacts and caches;  make distclean also removes .venv"
 
@@ -116,6 +118,14 @@ bench: setup-python
 	$(BIN)/python bench/queue.py
 	$(BIN)/python bench/stream.py
 	$(BIN)/python bench/load.py
+
+# ---------------------------------------------------------------- conformance
+
+# schemathesis against a fresh emulator: the REST reference document and the emulator's own
+# queue document (scripts/conformance.py). Longer than the bounded pass the tests run.
+CONFORMANCE_ARGS ?= --max-examples 100
+conformance: setup-python
+	$(BIN)/python scripts/conformance.py $(CONFORMANCE_ARGS)
 
 # ---------------------------------------------------------------- cleaning
 

@@ -130,10 +130,12 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 def build_routes() -> list[BaseRoute]:
     """Every route, explicit REST prefixes first."""
     from podbook.emulator import broker
+    from podbook.emulator.queue_openapi import QUEUE_OPENAPI_PATH, serve_queue_openapi
     from podbook.emulator.routes import billing, rest_routes
 
     return [
         Route("/healthz", healthz, methods=["GET"]),
+        Route(QUEUE_OPENAPI_PATH, serve_queue_openapi, methods=["GET"]),
         *broker.routes(),
         *rest_routes(),
         *billing.routes(),

@@ -1,0 +1,281 @@
+"""The emulator's own OpenAPI 3.1 document for the client-facing queue routes.
+
+The public REST reference document has no queue operations, so the emulator describes
+``/v2/{endpoint_id}/run|runsync|status|stream|cancel|retry|purge-queue|health`` itself, from
+the seed and ``reference/queue-and-worker-protocol.md``, with the limits of
+:mod:`podbook.api.queue`. Served without a key at ``GET /openapi/queue.json``; the
+conformance run (``scripts/conformance.py``) fuzzes the queue against it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+import podbook
+from podbook.api.queue import (
+    EXECUTION_TIMEOUT_MAX_MS,
+    EXECUTION_TIMEOUT_MIN_MS,
+    TTL_MAX_MS,
+    TTL_MIN_MS,
+    WAIT_DEFAULT_MS,
+    WAIT_MAX_MS,
+    WAIT_MIN_MS,
+)
+from podbook.emulator.jsonresp import json_response
+
+QUEUE_OPENAPI_PATH = "/openapi/queue.json"
+
+_JSON = "application/json"
+_REF = "#/components/schemas/"
+
+
+def _body(schema: str) -> dict[str, Any]:
+    return {"content": {_JSON: {"schema": {"$ref": _REF + schema}}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    meaning = {
+        400: "Bad request: the body or a query parameter is invalid (one line names it)",
+        401: "Missing or unknown API key",
+        403: "The key is read-only",
+        404: "Unknown endpoint, or the job never existed or expired (TTL or retention)",
+        429: "Too many requests for this operation of this endpoint (Retry-After set)",
+    }
+    return {
+        str(status): {"description": meaning[status], **_body("QueueError")} for status in statuses
+    }
+
+
+def _ms_query(name: str, low: int, high: int, default: int | None, text: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer", "minimum": low, "maximum": high}
+    if default is not None:
+        schema["default"] = default
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": text}
+
+
+_ENDPOINT_ID = {
+    "name": "endpoint_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "minLength": 1, "pattern": "^[A-Za-z0-9_-]+$"},
+    "example": "echo",
+}
+_JOB_ID = {
+    "name": "job_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "minLength": 1, "pattern": "^[A-Za-z0-9_-]+$"},
+}
+_WAIT = _ms_query(
+    "wait", WAIT_MIN_MS, WAIT_MAX_MS, WAIT_DEFAULT_MS, "How long the call holds, in ms."
+)
+_STREAM_WAIT = _ms_query(
+    "wait", WAIT_MIN_MS, WAIT_MAX_MS, None, "How long the call holds while no chunk arrived."
+)
+_TTL = _ms_query("ttl", TTL_MIN_MS, TTL_MAX_MS, None, "Sets the job's time to live, in ms.")
+
+
+def _op(
+    operation_id: str,
+    summary: str,
+    ok: str,
+    *,
+    errors: tuple[int, ...],
+    params: tuple[dict[str, Any], ...] = (),
+    body: bool = False,
+) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "summary": summary,
+        "parameters": list(params),
+        "responses": {"200": {"description": "OK", **_body(ok)}, **_errors(*errors)},
+    }
+    if body:
+        operation["requestBody"] = {"required": True, **_body("JobSubmission")}
+    return operation
+
+
+_READ = (400, 401, 404, 429)
+_WRITE = (400, 401, 403, 404, 429)
+
+_SCHEMAS: dict[str, Any] = {
+    "QueueError": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": {"type": "string", "minLength": 1}},
+    },
+    "JobPolicy": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "executionTimeout": {
+                "type": "integer",
+                "minimum": EXECUTION_TIMEOUT_MIN_MS,
+                "maximum": EXECUTION_TIMEOUT_MAX_MS,
+            },
+            "lowPriority": {"type": "boolean"},
+            "ttl": {"type": "integer", "minimum": TTL_MIN_MS, "maximum": TTL_MAX_MS},
+        },
+    },
+    "S3Config": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["accessId", "accessSecret", "bucketName", "endpointUrl"],
+        "properties": {
+            name: {"type": "string", "minLength": 1}
+            for name in ("accessId", "accessSecret", "bucketName", "endpointUrl")
+        },
+    },
+    "JobSubmission": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["input"],
+        "properties": {
+            "input": {"type": "object", "example": {"prompt": "hello"}},
+            "webhook": {"type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"},
+            "policy": {"$ref": _REF + "JobPolicy"},
+            "s3Config": {"$ref": _REF + "S3Config"},
+        },
+        "example": {"input": {"prompt": "hello"}},
+    },
+    "JobStatus": {
+        "type": "string",
+        "enum": ["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"],
+    },
+    "JobAccepted": {
+        "type": "object",
+        "required": ["id", "status"],
+        "properties": {"id": {"type": "string"}, "status": {"$ref": _REF + "JobStatus"}},
+    },
+    "JobRecord": {
+        "type": "object",
+        "required": ["id", "status"],
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"$ref": _REF + "JobStatus"},
+            "delayTime": {"type": "integer", "minimum": 0},
+            "executionTime": {"type": "integer", "minimum": 0},
+            "output": {},
+            "error": {},
+            "workerId": {"type": ["string", "null"]},
+        },
+    },
+    "StreamResponse": {
+        "type": "object",
+        "required": ["status", "stream"],
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"$ref": _REF + "JobStatus"},
+            "stream": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["output"],
+                    "properties": {"output": {}, "metrics": {"type": "object"}},
+                },
+            },
+        },
+    },
+    "PurgeResponse": {
+        "type": "object",
+        "required": ["removed", "status"],
+        "properties": {"removed": {"type": "integer", "minimum": 0}, "status": {"type": "string"}},
+    },
+    "HealthResponse": {
+        "type": "object",
+        "required": ["jobs", "workers"],
+        "properties": {
+            "jobs": {
+                "type": "object",
+                "required": ["completed", "failed", "inProgress", "inQueue", "retried"],
+                "additionalProperties": {"type": "integer", "minimum": 0},
+            },
+            "workers": {
+                "type": "object",
+                "required": ["idle", "running"],
+                "additionalProperties": {"type": "integer", "minimum": 0},
+            },
+        },
+    },
+}
+
+
+def queue_openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the client-facing queue routes."""
+    job = {"parameters": [_ENDPOINT_ID, _JOB_ID]}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "podbook emulator — serverless queue API",
+            "version": podbook.__version__,
+            "description": 'Client-facing queue routes; errors are {"error": ...} bodies.',
+        },
+        "security": [{"bearerAuth": []}],
+        "paths": {
+            "/v2/{endpoint_id}/run": {
+                "parameters": [_ENDPOINT_ID],
+                "post": _op("run", "Queue a job", "JobAccepted", errors=_WRITE, body=True),
+            },
+            "/v2/{endpoint_id}/runsync": {
+                "parameters": [_ENDPOINT_ID],
+                "post": _op(
+                    "runsync",
+                    "Run a job and wait for its result (up to wait ms)",
+                    "JobRecord",
+                    errors=_WRITE,
+                    params=(_WAIT,),
+                    body=True,
+                ),
+            },
+            "/v2/{endpoint_id}/status/{job_id}": {
+                **job,
+                "get": _op("status", "A job's record", "JobRecord", errors=_READ, params=(_TTL,)),
+                "post": _op("statusPost", "A job's record (POST form)", "JobRecord", errors=_READ),
+            },
+            "/v2/{endpoint_id}/stream/{job_id}": {
+                **job,
+                "get": _op(
+                    "stream",
+                    "Drain the chunks streamed since the last call",
+                    "StreamResponse",
+                    errors=_READ,
+                    params=(_STREAM_WAIT,),
+                ),
+                "post": _op(
+                    "streamPost",
+                    "Drain the streamed chunks (POST form)",
+                    "StreamResponse",
+                    errors=_READ,
+                    params=(_STREAM_WAIT,),
+                ),
+            },
+            "/v2/{endpoint_id}/cancel/{job_id}": {
+                **job,
+                "post": _op("cancel", "Cancel a job", "JobAccepted", errors=_WRITE),
+            },
+            "/v2/{endpoint_id}/retry/{job_id}": {
+                **job,
+                "post": _op("retry", "Retry a failed job", "JobAccepted", errors=_WRITE),
+            },
+            "/v2/{endpoint_id}/purge-queue": {
+                "parameters": [_ENDPOINT_ID],
+                "post": _op("purgeQueue", "Drop the queued jobs", "PurgeResponse", errors=_WRITE),
+            },
+            "/v2/{endpoint_id}/health": {
+                "parameters": [_ENDPOINT_ID],
+                "get": _op("health", "Job and worker counts", "HealthResponse", errors=_READ),
+            },
+        },
+        "components": {
+            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
+            "schemas": _SCHEMAS,
+        },
+    }
+
+
+async def serve_queue_openapi(request: Request) -> Response:
+    """``GET /openapi/queue.json`` (no key needed)."""
+    return json_response(queue_openapi())
