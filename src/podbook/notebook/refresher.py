@@ -185,6 +185,7 @@ class Refresher:
                 panel.apply_snapshot(snapshot)
             except Exception as err:  # noqa: BLE001 - one broken panel must not stop others
                 log.debug("podbook panel update failed: %s", err)
+            time.sleep(0)  # let the kernel's own thread in between two panels
         if all(panel.connection == "reconnecting" for panel in panels):
             # Only queue panels, and every read of theirs failed: back off as for an outage.
             self._failures = min(self._failures + 1, 16)

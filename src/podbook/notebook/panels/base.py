@@ -97,8 +97,12 @@ class Panel(anywidget.AnyWidget):
         return set()
 
     def apply_snapshot(self, snapshot: Snapshot) -> None:
-        """Update the traits from a refresher tick (stale snapshots are ignored)."""
-        with self._lock:
+        """Update the traits from a refresher tick (stale snapshots are ignored).
+
+        Everything a tick changes reaches the view as one comm message (``hold_sync``): with
+        50 live panels, a message per trait per panel per tick held the kernel's cells back
+        (see ``bench/load.py``)."""
+        with self._lock, self.hold_sync():
             if snapshot.taken_at < self._local_update_at:
                 return
             if self._refresh_error and self.error == self._refresh_error:
