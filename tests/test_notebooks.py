@@ -196,7 +196,11 @@ def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Pat
     (home / ".runpod" / "config.toml").write_text(f'[default]\napi_key = "{fake_key}"\n')
     output = tmp_path / "quickstart.ipynb"
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
-    env.update(HOME=str(home), RUNPOD_API_KEY=fake_key)
+    # The runner's temporary PODBOOK_HOME lands under our own TMPDIR, so the check below for
+    # an emulator left running sees only this run's (not one of a quickstart run beside it).
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env.update(HOME=str(home), RUNPOD_API_KEY=fake_key, TMPDIR=str(scratch))
 
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run(
@@ -220,6 +224,6 @@ def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Pat
     leftovers = [
         p.info["pid"]
         for p in psutil.process_iter(["pid", "cmdline"])
-        if any("podbook-quickstart-" in part for part in p.info["cmdline"] or [])
+        if any(str(scratch / "podbook-quickstart-") in part for part in p.info["cmdline"] or [])
     ]
     assert not leftovers, f"the embedded emulator was left running: {leftovers}"
