@@ -158,3 +158,21 @@ def test_queue_openapi_document_is_served_and_describes_every_queue_route(
     paths = " ".join(document["paths"])
     for op in ("status", "stream", "cancel", "retry"):
         assert f"/v2/{{endpoint_id}}/{op}/{{job_id}}" in paths
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/v2/catalog/cpus/cpu3c", "include="),
+        ("/v2/catalog/cpus", "include=AVAILABILITY,AVAILABILITY"),
+        ("/v2/catalog/datacenters", "regions=,"),
+        ("/v2/catalog/datacenters/US-KS-2", "include="),
+        ("/v2/pods", "includeClusterPods="),
+    ],
+)
+def test_empty_or_repeated_query_values_are_refused(
+    http: httpx.Client, path: str, query: str
+) -> None:
+    response = http.get(f"{path}?{query}")
+    assert response.status_code in (400, 422), response.text
+    assert response.headers["content-type"] == "application/problem+json"

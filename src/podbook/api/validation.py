@@ -137,6 +137,12 @@ def _message(error: Mapping[str, Any]) -> str:
     return message[:1].lower() + message[1:]
 
 
+def _quoted(name: str) -> str:
+    """``'name'``, or the JSON string form when the name has control or quote characters
+    (so an error stays one readable line whatever property a caller sent)."""
+    return f"'{name}'" if name.isprintable() and "'" not in name else json.dumps(name)
+
+
 def format_validation_errors(
     exc: ValidationError, hints: Mapping[str, str] | None = None
 ) -> list[str]:
@@ -155,7 +161,7 @@ def format_validation_errors(
             continue
         lines.append(f"{json_path(loc)}: {_message(error)}")
     for parent, names in unknown.items():
-        quoted = ", ".join(f"'{name}'" for name in names)
+        quoted = ", ".join(_quoted(name) for name in names)
         noun = "property" if len(names) == 1 else "properties"
         line = f"{json_path(parent)}: additional {noun} {quoted} not allowed"
         notes = [

@@ -68,7 +68,7 @@ class ApiRequest:
     def query_flag(self, name: str) -> bool:
         """A boolean query parameter (``true``/``1``/``yes``); 400 for anything else."""
         raw = self.request.query_params.get(name)
-        if raw is None or raw == "":
+        if raw is None:
             return False
         value = raw.strip().lower()
         if value in ("true", "1", "yes"):

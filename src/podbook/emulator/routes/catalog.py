@@ -32,7 +32,10 @@ def _list(req: ApiRequest, name: str) -> list[str] | None:
     raw = req.request.query_params.get(name)
     if raw is None:
         return None
-    return [item.strip() for item in raw.split(",") if item.strip()]
+    items = [item.strip() for item in raw.split(",")]
+    if "" in items:
+        raise _invalid(name, "has an empty item; send comma-separated values, e.g. A,B")
+    return items
 
 
 def _invalid(name: str, message: str) -> Problem:
@@ -44,6 +47,8 @@ def _enum_list(req: ApiRequest, name: str, allowed: tuple[str, ...]) -> list[str
     for value in values:
         if value not in allowed:
             raise _invalid(name, f"has unknown value {value!r}; use {', '.join(allowed)}")
+    if len(set(values)) < len(values):
+        raise _invalid(name, "lists a value twice; send each once")
     return values
 
 
