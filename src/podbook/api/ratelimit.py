@@ -179,6 +179,8 @@ def parse_rate_limit_headers(
 def _format(items: Iterable[tuple[str, int, int]], first: str, second: str) -> str:
     members = []
     for name, a, b in items:
+        if not isinstance(name, str):
+            raise ValueError(f"window name {name!r} must be a string")
         if type(a) is not int or type(b) is not int or a < 0 or b < 0:
             raise ValueError(f"window {name!r}: {first} and {second} must be integers >= 0")
         members.append((name, {first: a, second: b}))

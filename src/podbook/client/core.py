@@ -397,7 +397,9 @@ def _first_line(exc: Exception) -> str:
 
 def parse_rate_limit_headers(headers: httpx.Headers | Mapping[str, str]) -> RateLimitState | None:
     """The quota in ``RateLimit`` / ``RateLimit-Policy``, or None when absent or unreadable."""
-    headers = httpx.Headers(headers)
+    if not isinstance(headers, httpx.Headers):  # a plain mapping may hold non-ASCII text
+        lowered = {str(name).lower(): value for name, value in headers.items()}
+        return _parse_rate_limit(lowered.get("ratelimit"), lowered.get("ratelimit-policy"))
     return _parse_rate_limit(headers.get("RateLimit"), headers.get("RateLimit-Policy"))
 
 
