@@ -224,9 +224,10 @@ def install(store: Store, clock: Any, queue: Any = None) -> None:
     delete = store.pods.delete
 
     def delete_and_archive(account_id: str, record_id: str) -> None:
-        record = store.pods.get(account_id, record_id)
-        if record is not None:
-            archive.add(account_id, record, clock())
-        delete(account_id, record_id)
+        with store.transaction():  # a crash leaves the pod alive or archived, never both
+            record = store.pods.get(account_id, record_id)
+            if record is not None:
+                archive.add(account_id, record, clock())
+            delete(account_id, record_id)
 
     store.pods.delete = delete_and_archive  # type: ignore[method-assign]
