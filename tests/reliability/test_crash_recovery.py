@@ -323,3 +323,40 @@ def test_writes_of_one_store_transaction_reach_the_file_together(tmp_path: Path)
     assert stored_pods() == 2
     reader.close()
     store.close()
+
+
+def test_a_handler_endpoints_running_job_is_queued_again_at_once_after_a_kill(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    # Workers are gone only after 30 s here: the job must not wait for that.
+    emu = start_emulator(extra_args=("--worker-poll-seconds", "0.5", "--worker-gone-seconds", "30"))
+    handler, ledger = write_ledger_handler(tmp_path)
+    go = tmp_path / "go"
+    try:
+        with emu.http() as http:
+            created = http.post(
+                "/v2/serverless",
+                json={"name": "supervised", "handler": str(handler), "workers": {"max": 1}},
+            )
+            assert created.status_code == 201, created.text
+            endpoint = created.json()["id"]
+            job_id = http.post(
+                f"/v2/{endpoint}/run", json={"input": {"n": 5, "until": str(go)}}
+            ).json()["id"]
+            wait_for(lambda: ledger_counts(ledger)[job_id] == 1, timeout=60)
+        assert emu.proc is not None
+        emu.proc.kill()
+        emu.proc.wait(timeout=10)
+        restarted = time.monotonic()
+        emu.start()
+        go.write_text("")
+        with emu.http() as http:
+            wait_for(lambda: status(http, endpoint, job_id)["status"] == "COMPLETED", 60)
+            assert status(http, endpoint, job_id)["output"] == {"n": 5}
+        done_after = time.monotonic() - restarted
+        assert done_after < 25, done_after  # not held for --worker-gone-seconds (30 s)
+        # Its supervised worker stopped with the old process: at least once here.
+        assert ledger_counts(ledger)[job_id] == 2
+        print(f"\nhandler endpoint: running job COMPLETED {done_after:.2f} s after the restart")
+    finally:
+        go.write_text("")

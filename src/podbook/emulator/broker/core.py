@@ -13,7 +13,9 @@ a worker outlives the emulator and may still be running it (or be posting its re
 worker confirms it by a result, a stream post or a ping that lists it; a ping that does not
 list it, a take with ``job_in_progress=0``, an unhealthy ping or ``worker_gone_seconds``
 without a word put it back in the queue, first in line. So a job runs once even when the
-emulator dies mid-job, and a job whose worker died with the emulator still runs.
+emulator dies mid-job, and a job whose worker died with the emulator still runs. Jobs of
+endpoints with a handler go back to the queue at once: their supervised workers stop with
+the emulator (and their in-memory worker keys die with it).
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ class Broker:
 
         A job that was IN_PROGRESS when the emulator stopped stays IN_PROGRESS on its worker,
         unconfirmed, for ``worker_gone_seconds`` (see the module doc); one stored without a
-        worker goes back to the queue.
+        worker, or of an endpoint with a handler (served by supervised workers, which stop
+        with the emulator), goes back to the queue at once.
         """
         now = now_ms()
         for doc in sorted(self._loaded, key=lambda d: d["queued_at"]):
@@ -102,7 +105,9 @@ class Broker:
             if queue is None or self._deadline(job) <= now:
                 self.tables.delete_job(job.id)
                 continue
-            if job.status == IN_PROGRESS and (job.worker_id is None or job.started_at is None):
+            if job.status == IN_PROGRESS and (
+                job.worker_id is None or job.started_at is None or queue.record.get("handler")
+            ):  # a handler endpoint's supervised worker died with the old process
                 job.status = IN_QUEUE
                 job.started_at = None
                 job.worker_id = None
@@ -337,6 +342,7 @@ class Broker:
         queue.queued_low.clear()
         for job in removed:
             self._finish(job, CANCELLED)
+        self.tables.flush()
         return len(removed)
 
     async def drain_stream(

@@ -5,7 +5,8 @@ key in ``RUNPOD_AI_API_KEY`` (never the user's API key: the emulator's own ``RUN
 ``PODBOOK_*`` keys are removed from the worker's environment). A worker that exits is
 started again (backoff from 0.5 s up to 10 s); every worker stops with the emulator, even
 one killed with ``kill -9``: on Linux a worker gets SIGTERM when the emulator process dies
-(``PR_SET_PDEATHSIG``), so no orphan keeps knocking at a dead port.
+(``PR_SET_PDEATHSIG``), so no orphan keeps knocking at a dead port, and it inherits no
+descriptor of the emulator (not its listening socket: the port is free for a restart).
 """
 
 from __future__ import annotations
@@ -40,10 +41,19 @@ if sys.platform == "linux":  # looked up here: the forked child must not load an
         _prctl = ctypes.CDLL(None).prctl
 
 
-def _die_with_parent() -> None:  # pragma: no cover (runs in the forked child)
-    """In the child before exec: SIGTERM when the emulator dies."""
+def _child_setup() -> None:  # pragma: no cover (runs in the forked child)
+    """In the child before exec: SIGTERM when the emulator dies; and no descriptor of the
+    emulator survives the exec. uvloop (libuv) hands every inheritable descriptor to a
+    child whatever ``close_fds`` says, the server's listening socket among them: a worker
+    holding it would keep the port taken after the emulator died, and a restart on that
+    port would fail with "Address already in use"."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc/self/fd"):
+            if name.isdigit() and int(name) > 2:
+                with contextlib.suppress(OSError):
+                    os.set_inheritable(int(name), False)
 
 
 class SupervisedWorker:
@@ -68,7 +78,7 @@ class SupervisedWorker:
                     env=worker_environment(self._mint_key()),
                     stdin=asyncio.subprocess.DEVNULL,
                     start_new_session=True,
-                    preexec_fn=_die_with_parent if _prctl is not None else None,
+                    preexec_fn=_child_setup if sys.platform == "linux" else None,
                 )
             except OSError as exc:
                 log.error("cannot start worker for %s: %s", self.label, exc)
