@@ -8,9 +8,11 @@ kernel) print its lines instead of a traceback.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -141,6 +143,26 @@ def as_magics(message: str) -> str:
     for route, magic in _ROUTE_HINTS.items():
         message = message.replace(route, magic)
     return message
+
+
+def one_line_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (a magic) whose ``UsageError`` / ``ServiceError`` lines are made safe to
+    show: control characters escaped and a huge echoed argument cut (see ``echo_safe``)."""
+    from podbook.notebook.parsing import echo_safe
+
+    @functools.wraps(method)
+    def magic(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except (UsageError, ServiceError) as err:
+            text = "\n".join(echo_safe(line, 1000) for line in str(err).splitlines())
+            err.args = (text,)
+            if isinstance(err, ServiceError):
+                err.message = text
+            raise
+
+    magic.__self__ = getattr(method, "__self__", None)  # type: ignore[attr-defined]
+    return magic
 
 
 @contextmanager

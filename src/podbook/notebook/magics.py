@@ -15,7 +15,7 @@ from traitlets import Bool, Float
 from traitlets.config import Configurable
 
 from podbook.notebook import parsing
-from podbook.notebook.errors import is_local_emulator_gone, user_facing_errors
+from podbook.notebook.errors import is_local_emulator_gone, one_line_errors, user_facing_errors
 
 
 @magics_class
@@ -32,6 +32,9 @@ class PodMagics(Magics, Configurable):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
+        for table in self.magics.values():  # every error a magic shows stays one short line
+            for name, method in table.items():
+                table[name] = one_line_errors(method)
         self._parsers: dict[str, dict[str, parsing.Subcommand]] = {}
         self._session: Any = None
 

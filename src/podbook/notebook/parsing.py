@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,12 +47,24 @@ class MagicArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {_rephrase(message)}. See `{self.prog} --help`.")
+        message = echo_safe(_rephrase(message))
+        raise UsageError(f"{self.prog}: {message}. See `{self.prog} --help`.")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if status == 0:
             raise HelpShown()
         self.error(message or "invalid arguments")
+
+
+_LONG_RUN = re.compile(r"[^\s'\"]{81,}")
+
+
+def echo_safe(text: str, limit: int = 300) -> str:
+    """``text`` that echoes user input, made fit for a one-line error: control characters
+    escaped, any run of more than 80 characters cut to 77 + "…", at most ``limit`` long."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    text = _LONG_RUN.sub(lambda match: match.group()[:77] + "…", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _rephrase(message: str) -> str:
@@ -71,7 +84,7 @@ def split_line(line: str, prog: str) -> list[str]:
     try:
         return shlex.split(line)
     except ValueError as err:
-        raise UsageError(f"{prog}: {err} in the line; close the quote.") from None
+        raise UsageError(f"{prog}: {echo_safe(str(err))} in the line; close the quote.") from None
 
 
 # ---------------------------------------------------------------------------- commands
@@ -336,7 +349,8 @@ def parse_line(magic: str, line: str, subcommands: dict[str, Subcommand]) -> tup
     name, rest = words[0], words[1:]
     sub = subcommands.get(name)
     if sub is None:
-        raise UsageError(f"%{magic}: unknown subcommand {name!r}; use one of: {names}.")
+        name = echo_safe(repr(name), 100)
+        raise UsageError(f"%{magic}: unknown subcommand {name}; use one of: {names}.")
     return name, sub.build(sub.parser.parse_args(rest))
 
 

@@ -18,7 +18,7 @@ def read_key_file(path: str | Path) -> list[str]:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"%sshkey: no file {str(file)!r}; give the path of a .pub file.") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the path, or not UTF-8
         raise UsageError(f"%sshkey: cannot read {str(file)!r} ({err}); give a .pub file.") from None
     if _PRIVATE_MARK in text:
         raise UsageError(
