@@ -32,5 +32,6 @@ def test_bounded_conformance_pass_finds_nothing(tmp_path: Path) -> None:
     print("\n".join(figures))
     assert proc.returncode == 0, proc.stdout[-15000:] + proc.stderr[-3000:]
     rest, queue = figures[0], figures[1]
-    assert rest.startswith("REST (reference): 48 operations") and "0 failures" in rest
+    assert rest.startswith("REST (reference): ") and "0 failures" in rest
+    assert int(rest.split(": ")[1].split()[0]) >= 48  # of the reference's 53, 2 left out
     assert queue.startswith("queue (emulator): 10 operations") and "0 failures" in queue
