@@ -101,8 +101,9 @@ DEVIATIONS: dict[str, dict[str, str]] = {
     },
     "listDelegations": {"allow_header_conformance": _ALLOW},
     # queue (the emulator's own document)
-    "run": {_RULES: "the handler's input rules and payload limits (seed) answer 400"},
-    "runsync": {_RULES: "the handler's input rules and payload limits (seed) answer 400"},
+    # JSON Schema counts 44226.0 as an integer; the strict contract refuses it (400).
+    "run": {_RULES: "whole-number floats in policy refused (strict contract); payload limits"},
+    "runsync": {_RULES: "whole-number floats in policy refused (strict contract); payload limits"},
     "retry": {_RULES: "only FAILED or TIMED_OUT jobs can be retried (seed: 400)"},
 }
 
