@@ -27,9 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,9 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import psutil
+from _common import emulator, free_port, stop_group, wait_until
 
-LISTEN_PREFIX = "podbook emulator listening on "
 HOLD_PODS = 1000
 BIG_QUOTA = ("--rate-limit", "minute=100000000", "--rate-limit", "hour=100000000")
 BIG_QUOTA += ("--rate-limit", "day=100000000")
@@ -101,81 +97,6 @@ def measure(call: Callable[[], object], count: int, warmup: int) -> Timing:
 # --- processes -------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
-    """Poll ``check`` every 20 ms until true; raise after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.02)
-    raise RuntimeError(f"{what} did not come up within {timeout:.0f} s")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL after 10 s."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-
-
-@contextmanager
-def emulator(workdir: Path, api_key: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A real emulator process (``python -m podbook emulator``) on a free port, temp db."""
-    out_path = workdir / "emulator.out"
-    command = [
-        sys.executable,
-        "-m",
-        "podbook",
-        "emulator",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--db",
-        str(workdir / "bench.db"),
-        "--home",
-        str(workdir / "home"),
-        "--api-key",
-        api_key,
-        "--provision-seconds",
-        "0.2",
-        "--start-seconds",
-        "0.2",
-        *BIG_QUOTA,
-    ]
-    with out_path.open("wb") as out, (workdir / "emulator.log").open("wb") as err:
-        proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-    url: list[str] = []
-
-    def announced() -> bool:
-        if proc.poll() is not None:
-            log = (workdir / "emulator.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"emulator exited with {proc.returncode}: {log}")
-        for line in out_path.read_text(errors="replace").splitlines():
-            if line.startswith(LISTEN_PREFIX):
-                url.append(line[len(LISTEN_PREFIX) :].strip())
-                return True
-        return False
-
-    try:
-        wait_until(announced, 30, "the emulator")
-        yield url[0], proc
-    finally:
-        stop(proc)
-
-
 TRIVIAL_APP = """
 import sys, uvicorn
 pod, pods = open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
@@ -208,6 +129,7 @@ def trivial_app(workdir: Path, pod: bytes, pods: bytes) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=(workdir / "trivial.log").open("wb"),
         stdin=subprocess.DEVNULL,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
 
@@ -223,15 +145,7 @@ def trivial_app(workdir: Path, pod: bytes, pods: bytes) -> Iterator[str]:
         wait_until(answers, 30, "the trivial app")
         yield url
     finally:
-        stop(proc)
-
-
-def resident_mb(proc: subprocess.Popen[bytes]) -> float:
-    """Resident memory of ``proc`` and its children, in MB (10^6 bytes)."""
-    process = psutil.Process(proc.pid)
-    total = process.memory_info().rss
-    total += sum(child.memory_info().rss for child in process.children(recursive=True))
-    return total / 1e6
+        stop_group(proc)
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -352,14 +266,15 @@ def main(argv: list[str] | None = None) -> int:
     from podbook.client.resources.base import list_parser, model_parser
 
     load_before = os.getloadavg()[0]
-    api_key = "bench-" + secrets.token_hex(16)
+    quick = ["--provision-seconds", "0.2", "--start-seconds", "0.2", *BIG_QUOTA]
     with tempfile.TemporaryDirectory(prefix="podbook-bench-") as tmp:
         workdir = Path(tmp)
-        with emulator(workdir, api_key) as (url, proc):
+        with emulator(workdir, quick) as emu:
+            url, api_key = emu.url, emu.api_key
             auth = {"Authorization": f"Bearer {api_key}"}
             http = httpx.Client(base_url=url, headers=auth, timeout=30)
             client = Client(api_key=api_key, rest_url=url, queue_url=url, v1_url=url)
-            baseline_mb = resident_mb(proc)
+            baseline_mb = emu.resident_mb()
 
             started = time.perf_counter()
             ids = create_pods(http, HOLD_PODS)
@@ -409,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.rounds,
                 )
                 trivial.close()
-            held_mb = resident_mb(proc)
+            held_mb = emu.resident_mb()
             client.close()
             http.close()
 
