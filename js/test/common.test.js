@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { VIEWS, VIEWS_DIR, commonBlock, viewBlock } from "../scripts/sync-common.mjs";
 import {
   formatCost,
   formatShape,
@@ -10,21 +11,44 @@ import {
   MASK,
 } from "../src/common.js";
 
-describe("views are self-contained ESM", () => {
-  it.each(VIEWS)("%s carries the current copy of common.js (run `npm run sync`)", (view) => {
-    expect(viewBlock(view)).toBe(commonBlock());
+const VIEWS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
+const VIEWS = readdirSync(VIEWS_DIR).filter((f) => f.endsWith(".js") && f !== "common.js");
+const read = (file) => readFileSync(join(VIEWS_DIR, file), "utf8");
+
+describe("views share common.js by one import (the panels inline it at load)", () => {
+  it("finds the seven views", () => {
+    expect(VIEWS.sort()).toEqual(
+      ["billing", "catalog", "cluster", "health", "job", "pod", "podlist"].map((v) => `${v}.js`),
+    );
   });
 
-  it.each(VIEWS)("%s imports nothing (anywidget loads it from a blob URL)", (view) => {
-    const source = readFileSync(`${VIEWS_DIR}${view}`, "utf8");
-    expect(source).not.toMatch(/^\s*import\b/m);
+  it.each(VIEWS)("%s imports only from ./common.js, once", (view) => {
+    const source = read(view);
+    const imports = source.match(/^[ \t]*import\b[^;]*;/gm) ?? [];
+    expect(imports).toHaveLength(1);
+    expect(imports[0]).toMatch(/^import \{[\w\s,]+\} from "\.\/common\.js";$/);
     expect(source).not.toMatch(/\bimport\s*\(/);
     expect(source).not.toMatch(/\bfetch\s*\(|XMLHttpRequest|WebSocket/);
     expect(source).toMatch(/export default \{ render \}/);
   });
 
+  it.each(VIEWS)("%s declares no name common.js declares (the panel inlines both)", (view) => {
+    const declared = (source) =>
+      [...source.matchAll(/^(?:export\s+)?(?:async\s+)?(?:function\*?|const|let|var|class)\s+([\w$]+)/gm)].map(
+        (m) => m[1],
+      );
+    const common = new Set(declared(read("common.js")));
+    expect(declared(read(view)).filter((name) => common.has(name))).toEqual([]);
+  });
+
+  it("common.js imports nothing and exports no default", () => {
+    const source = read("common.js");
+    expect(source).not.toMatch(/^\s*import\b|\bimport\s*\(/m);
+    expect(source).not.toMatch(/export default/);
+  });
+
   it("the stylesheet fetches nothing from a network", () => {
-    const css = readFileSync(`${VIEWS_DIR}podbook.css`, "utf8");
+    const css = read("podbook.css");
     expect(css).not.toMatch(/@import|url\(|https?:/);
   });
 });

@@ -1,9 +1,10 @@
-// Shared helpers of podbook's views: the single source of truth.
+// Shared helpers of podbook's views: the one source, never copied.
 //
-// anywidget loads each view's ESM from a blob URL, so a view cannot import a sibling
-// module. Each view therefore carries a copy of the block below between the
-// `<podbook-common>` markers; `npm run sync` (in js/) rewrites those copies from this file
-// and a vitest test fails when one has drifted. Edit here, never in a view's copy.
+// Each view imports what it uses (`import { h, ... } from "./common.js";`), so the vitest
+// tests in js/ load views as ordinary ES modules. anywidget loads a view from a blob URL,
+// where a relative import cannot resolve, so the notebook side (podbook.notebook.panels.esm)
+// builds each panel's `_esm` at load time: this file's text followed by the view's text
+// without that import line. A view must not declare a name this file declares.
 
 /** The value the notebook side puts in place of a secret-looking env value. */
 export const MASK = "••••••";
