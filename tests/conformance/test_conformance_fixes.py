@@ -176,3 +176,12 @@ def test_empty_or_repeated_query_values_are_refused(
     response = http.get(f"{path}?{query}")
     assert response.status_code in (400, 422), response.text
     assert response.headers["content-type"] == "application/problem+json"
+
+
+def test_billing_times_before_year_1000_keep_four_digits(
+    http: httpx.Client, reference: dict[str, Any]
+) -> None:
+    params = {"startTime": "0261-01-18T07:41:42Z", "endTime": "0263-01-01T00:00:00Z"}
+    body = http.get("/v2/billing", params={**params, "bucketSize": "year"}).json()
+    assert body["records"][0]["startTime"] == "0261-01-01T00:00:00Z"
+    conforms(reference, "ListBillingResponse", body)

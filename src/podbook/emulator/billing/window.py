@@ -134,5 +134,5 @@ def resolve(params: dict[str, str], now: float) -> Window:
 
 
 def iso(moment: datetime) -> str:
-    """``2026-06-01T00:00:00Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``2026-06-01T00:00:00Z`` (the year always four digits: ``0261-01-01T00:00:00Z``)."""
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat("T", "seconds") + "Z"
