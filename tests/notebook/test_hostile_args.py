@@ -99,6 +99,9 @@ HOSTILE = [
     "-o 1abc",
     "-o for",
     "-o __builtins__",
+    "-o In",
+    "-o get_ipython",
+    "-o _",
     "nope123",
     "../../etc/passwd",
     "%00",
@@ -180,6 +183,9 @@ def test_curated_hostile_arguments_on_every_subcommand(hip: InteractiveShell) ->
                 line = f"{sub} {hostile}".strip() if sub else hostile
                 cell = "{'prompt': 'hi'}" if magic == "runjob" else None
                 assert_clean(call(hip, magic, line, cell), magic, line)
+    # no line clobbered what the shell needs (`-o __builtins__` once broke every later cell)
+    after = run_cell(hip, "nbtest_ok = len([1]) + sum(In[-1:] and [0])")
+    assert after.success, after.text[-2000:]
 
 
 @pytest.mark.timeout(600)

@@ -96,8 +96,14 @@ def _cloud(text: str) -> str:
     return value
 
 
+# Names the shell itself needs: storing a result there breaks every later cell.
+_SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh"})
+
+
 def _identifier(text: str) -> str:
     if not text.isidentifier() or keyword.iskeyword(text):
+        raise ValueError(text)
+    if text in _SHELL_NAMES or (text.startswith("__") and text.endswith("__")) or text == "_":
         raise ValueError(text)
     return text
 
@@ -111,4 +117,4 @@ PORTS = _value_type(_port_list, "a comma list of PORT/http or PORT/tcp, e.g. 888
 COMMA_LIST = _value_type(_comma_list, "a comma-separated list")
 CLOUD = _value_type(_cloud, "SECURE or COMMUNITY")
 POSITIVE_INT = _value_type(_positive_int, "a whole number >= 1")
-NAME = _value_type(_identifier, "a Python variable name")
+NAME = _value_type(_identifier, "a Python variable name (not one the shell uses, like In)")
