@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import signal
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -124,12 +125,19 @@ def emulator(start_emulator: Any) -> Any:
 
 
 @pytest.fixture
-def hip(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> InteractiveShell:
+def hip(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> Iterator[InteractiveShell]:
     """The ``ip`` shell; no password prompt can block (``getpass`` answers as a user who
     pressed Enter) and ``~`` is an empty temporary folder."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setattr(getpass, "getpass", lambda prompt="", stream=None: "")
-    return ip
+    before = dict(ip.user_ns)
+    yield ip
+    # `-o NAME` may have stored results under any name (even `len`): put the namespace back
+    for name in [n for n in ip.user_ns if n not in before]:
+        del ip.user_ns[name]
+    ip.user_ns.update(before)
 
 
 class Hung(BaseException):
