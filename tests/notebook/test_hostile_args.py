@@ -134,10 +134,11 @@ def hip(
     monkeypatch.setattr(getpass, "getpass", lambda prompt="", stream=None: "")
     before = dict(ip.user_ns)
     yield ip
-    # `-o NAME` may have stored results under any name (even `len`): put the namespace back
-    for name in [n for n in ip.user_ns if n not in before]:
+    # `-o NAME` may have stored results under any name (even `len`): put the namespace back,
+    # except IPython's own output-cache names (`_`, `_i`, ...: its display hook keeps them).
+    for name in [n for n in ip.user_ns if n not in before and not n.startswith("_")]:
         del ip.user_ns[name]
-    ip.user_ns.update(before)
+    ip.user_ns.update({k: v for k, v in before.items() if not k.startswith("_")})
 
 
 class Hung(BaseException):
