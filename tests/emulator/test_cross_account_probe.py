@@ -86,6 +86,8 @@ def account_a(emu: Any) -> Iterator[AccountA]:
         assert cluster.status_code == 201, cluster.text
         members = http.get(f"/v2/clusters/{cluster.json()['id']}/pods").json()
         members = members["pods"] if isinstance(members, dict) else members
+        for member in members:  # settled, so the snapshots compare like with like
+            wait_status(http, member["id"], "RUNNING", timeout=60)
         volume = http.post(
             "/v2/network-volumes", json={"name": "a-vol", "size": 10, "dataCenter": "EU-RO-1"}
         )
