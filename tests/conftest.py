@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from processes import stop_process
 
 FAST = ("--provision-seconds", "0.2", "--start-seconds", "0.2")
 
@@ -131,14 +131,8 @@ class EmulatorProcess:
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def restart(self) -> None:
         """Stop and start again on the same port and database."""

@@ -23,6 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from processes import stop_process
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 from test_queue_helpers import (  # noqa: E402  (the queue tests' raw helpers, reused)
     create_endpoint,
@@ -33,6 +35,7 @@ from test_queue_helpers import (  # noqa: E402  (the queue tests' raw helpers, r
 
 __all__ = [
     "FAST_BROKER",
+    "QUEUE_TIME_SCALE",
     "WebhookReceiver",
     "WorkerProcess",
     "create_endpoint",
@@ -46,6 +49,9 @@ __all__ = [
 
 FAST_BROKER = ("--worker-poll-seconds", "0.5", "--worker-gone-seconds", "3")
 """Long-polls of half a second; a worker unheard of for 3 s is gone (generous under load)."""
+
+QUEUE_TIME_SCALE = 0.1
+"""``--queue-time-scale`` of the fault tests' shared emulator: queue durations ten times faster."""
 
 LEDGER_HANDLER = '''
 import os
@@ -151,14 +157,7 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 10 s (test clean-up)."""
-        if self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
+        stop_process(self.proc)
 
     def log(self) -> str:
         """What the worker printed."""

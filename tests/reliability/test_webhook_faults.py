@@ -11,31 +11,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from faults_helpers import FAST_BROKER, WebhookReceiver, free_port, status, wait_for
+from faults_helpers import QUEUE_TIME_SCALE, WebhookReceiver, free_port, status, wait_for
 
-SCALE = 0.1
+SCALE = QUEUE_TIME_SCALE
 SEED_PAUSE_SECONDS = 10.0
 PAUSE = SEED_PAUSE_SECONDS * SCALE
 ATTEMPT_TIMEOUT = 2.0  # the pause clamped to at least 2 s (broker/webhooks.py)
 SLACK = 1.5  # seconds of lateness tolerated on a loaded machine
-
-
-@pytest.fixture(scope="module")
-def emu(start_emulator: Any) -> Any:
-    """An emulator whose queue durations (webhook pause included) run ten times faster."""
-    return start_emulator(extra_args=(*FAST_BROKER, "--queue-time-scale", str(SCALE)))
-
-
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """A raw client of account A."""
-    with emu.http() as client:
-        yield client
 
 
 def finished_job_with_webhook(http: httpx.Client, url: str) -> str:

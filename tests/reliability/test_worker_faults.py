@@ -11,14 +11,12 @@ reported times stay real milliseconds.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from faults_helpers import (
-    FAST_BROKER,
+    QUEUE_TIME_SCALE,
     WorkerProcess,
     create_endpoint,
     ledger_counts,
@@ -28,20 +26,7 @@ from faults_helpers import (
     write_ledger_handler,
 )
 
-SCALE = 0.1
-
-
-@pytest.fixture(scope="module")
-def emu(start_emulator: Any) -> Any:
-    """An emulator whose queue durations run ten times faster."""
-    return start_emulator(extra_args=(*FAST_BROKER, "--queue-time-scale", str(SCALE)))
-
-
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """A raw client of account A."""
-    with emu.http() as client:
-        yield client
+SCALE = QUEUE_TIME_SCALE
 
 
 def health(http: httpx.Client, endpoint: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from processes import stop_process
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE / "sample_handlers.py"
@@ -160,14 +160,7 @@ class WorkerProcess:
             time.sleep(0.02)
 
     def terminate(self, timeout: float = 15.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+        return stop_process(self.proc, timeout)
 
 
 @pytest.fixture
