@@ -18,6 +18,7 @@ import podbook
 from podbook.api.queue import (
     EXECUTION_TIMEOUT_MAX_MS,
     EXECUTION_TIMEOUT_MIN_MS,
+    JOB_STATUSES,
     TTL_MAX_MS,
     TTL_MIN_MS,
     WAIT_DEFAULT_MS,
@@ -143,7 +144,7 @@ _SCHEMAS: dict[str, Any] = {
     },
     "JobStatus": {
         "type": "string",
-        "enum": ["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"],
+        "enum": list(JOB_STATUSES),
     },
     "JobAccepted": {
         "type": "object",
