@@ -27,7 +27,7 @@ HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
 .PHONY: help setup setup-python setup-browser setup-js quickstart test test-ruff test-python \
-        test-browser test-js lint format bench conformance clean distclean
+        test-browser test-js lint format bench conformance refresh-reference clean distclean
 
 help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
@@ -126,6 +126,15 @@ bench: setup-python
 CONFORMANCE_ARGS ?= --max-examples 100
 conformance: setup-python
 	$(BIN)/python scripts/conformance.py $(CONFORMANCE_ARGS)
+
+# ---------------------------------------------------------------- reference documents
+
+# The public documents the tests use are vendored in reference/ (see reference/README.md).
+SHARED_REFERENCE ?= ../shared/reference
+refresh-reference:
+	@test -d "$(SHARED_REFERENCE)" || { echo "error: $(SHARED_REFERENCE) not found; set SHARED_REFERENCE=DIR" >&2; exit 1; }
+	cp "$(SHARED_REFERENCE)"/*.json "$(SHARED_REFERENCE)"/*.md reference/
+	@git status --short reference/ || true
 
 # ---------------------------------------------------------------- cleaning
 

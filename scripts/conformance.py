@@ -3,7 +3,7 @@
 
 Two passes against a real emulator process:
 
-- REST: the public reference document (``../shared/reference/runpod-rest-v2.openapi.json``,
+- REST: the public reference document (``reference/runpod-rest-v2.openapi.json``,
   or ``--reference``) with base URL = the emulator and ``Authorization: Bearer <key>``.
 - queue: the emulator's own document of its queue routes (``GET /openapi/queue.json``).
 
@@ -43,7 +43,7 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT.parent / "shared" / "reference" / "runpod-rest-v2.openapi.json"
+REFERENCE = ROOT / "reference" / "runpod-rest-v2.openapi.json"
 QUEUE_DOC_PATH = "/openapi/queue.json"
 GPU = "NVIDIA GeForce RTX 4090"
 DATA_CENTER = "US-KS-2"

@@ -204,8 +204,6 @@ async def test_async_client_reads_billing(billing_client: Client) -> None:
 
 def test_network_volume_spend_follows_its_size_until_deleted(billing_client: Client) -> None:
     client = billing_client
-    if not hasattr(client, "network_volumes"):
-        pytest.skip("this checkout has no network volumes")
     rate = 0.07 / 730  # standard storage, $/GB-hour
     before = time.time()
     volume = client.network_volumes.create(name="billed", size=100, data_center="US-TX-3")

@@ -11,20 +11,17 @@ step that never reached its route, fails the test by name.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from reference_docs import REST_REFERENCE as REFERENCE
 
 from podbook import Client
 
-_DEFAULT = Path(__file__).resolve().parents[3] / "shared/reference/runpod-rest-v2.openapi.json"
-REFERENCE = Path(os.environ.get("PODBOOK_REFERENCE_OPENAPI") or _DEFAULT)
 GPU = "NVIDIA GeForce RTX 4090"
 ARN = "arn:aws:ecr:us-east-2:123456789012:repository/team/app"
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGZha2VrZXlmb3J0ZXN0c29ubHk coverage"
@@ -47,8 +44,6 @@ class RecordingTransport(httpx.HTTPTransport):
 
 def reference_operations() -> dict[str, tuple[str, str]]:
     """``operationId`` → (METHOD, path template) for every operation of the reference."""
-    if not REFERENCE.is_file():
-        pytest.skip(f"reference OpenAPI document not found at {REFERENCE}")
     document = json.loads(REFERENCE.read_text(encoding="utf-8"))
     return {
         operation["operationId"]: (method.upper(), path)

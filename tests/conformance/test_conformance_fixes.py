@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import json
 import secrets
-from pathlib import Path
 from typing import Any
 
 import httpx
 import jsonschema
 import pytest
-
-REFERENCE = (
-    Path(__file__).resolve().parents[3] / "shared" / "reference" / "runpod-rest-v2.openapi.json"
-)
+from reference_docs import REST_REFERENCE as REFERENCE
 
 
 @pytest.fixture
@@ -28,8 +24,6 @@ def http(emulator: Any) -> httpx.Client:
 
 @pytest.fixture(scope="module")
 def reference() -> dict[str, Any]:
-    if not REFERENCE.is_file():
-        pytest.skip(f"reference document {REFERENCE} not present")
     return json.loads(REFERENCE.read_text(encoding="utf-8"))
 
 

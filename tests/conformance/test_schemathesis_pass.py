@@ -15,17 +15,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("schemathesis")
-
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "conformance.py"
-REFERENCE = ROOT.parent / "shared" / "reference" / "runpod-rest-v2.openapi.json"
 
 
 @pytest.mark.timeout(600)
 def test_bounded_conformance_pass_finds_nothing(tmp_path: Path) -> None:
-    if not REFERENCE.is_file():
-        pytest.skip(f"reference document {REFERENCE} not present")
     # A fixed seed keeps CI reproducible; `make conformance` explores with fresh seeds.
     command = [sys.executable, str(SCRIPT), "--max-examples", "5", "--seed", "20261122"]
     command += ["--keep", str(tmp_path)]

@@ -16,8 +16,6 @@ from typing import Any
 import pytest
 from test_queue_helpers import create_endpoint, health, queue_emulator, run, status, wait_for
 
-pytest.importorskip("runpod")
-
 ASYNC_WORKER = """
 import asyncio
 import runpod

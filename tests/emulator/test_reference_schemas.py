@@ -1,33 +1,26 @@
 """Every answer of the emulator has the shape of the real service's public OpenAPI document.
 
-The document lives beside the repository (``../shared/reference/runpod-rest-v2.openapi.json``,
-or ``$PODBOOK_REFERENCE_OPENAPI``); without it, or without ``jsonschema``, these tests skip.
+The document is vendored in ``reference/runpod-rest-v2.openapi.json`` (or
+``$PODBOOK_REFERENCE_OPENAPI`` names another copy).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
+import referencing
 from emu_helpers import GPU, create, wait_status
-
-jsonschema = pytest.importorskip("jsonschema")
-referencing = pytest.importorskip("referencing")
-from referencing.jsonschema import DRAFT202012  # noqa: E402
-
-_DEFAULT = Path(__file__).resolve().parents[3] / "shared/reference/runpod-rest-v2.openapi.json"
-REFERENCE = Path(os.environ.get("PODBOOK_REFERENCE_OPENAPI") or _DEFAULT)
+from reference_docs import REST_REFERENCE as REFERENCE
+from referencing.jsonschema import DRAFT202012
 
 
 @pytest.fixture(scope="module")
 def conforms():
     """``conforms(schema_name, instance)`` → the list of schema violations (empty when fine)."""
-    if not REFERENCE.is_file():
-        pytest.skip(f"reference OpenAPI document not found at {REFERENCE}")
     document = json.loads(REFERENCE.read_text(encoding="utf-8"))
     registry = referencing.Registry().with_resource(
         "urn:reference", referencing.Resource.from_contents(document, DRAFT202012)

@@ -20,8 +20,6 @@ import pytest
 
 from .conftest import HERE, PODBOOK_COMMAND, clean_env
 
-pytest.importorskip("runpod")
-
 
 def worker_env_exports(broker, endpoint_id: str, home: Path) -> dict[str, str]:
     """What ``podbook worker-env ENDPOINT --url URL`` prints, parsed."""
