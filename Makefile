@@ -21,6 +21,8 @@ PY_STAMP := $(VENV)/.podbook-installed
 JS_DIR := js
 JS_STAMP := $(JS_DIR)/node_modules/.podbook-installed
 PYTEST_ARGS ?=
+# No package's install-time analytics (js/package.json says so too).
+export SCARF_ANALYTICS := false
 
 # The JS project lands separately; skip its stages until it has a package.json.
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
@@ -90,7 +92,7 @@ test-ruff: setup-python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test-python: setup-python
+test-python: setup-python setup-js
 	$(call pytest_stage,test-python,-m "not browser")
 
 test-browser: setup-python setup-browser
