@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ import pytest
 from reference_docs import REST_REFERENCE as REFERENCE
 
 from podbook import Client
+from podbook.client.operations import ALSO_SENT_BY, CLIENT_METHODS, resolve_method
 
 GPU = "NVIDIA GeForce RTX 4090"
 ARN = "arn:aws:ecr:us-east-2:123456789012:repository/team/app"
@@ -29,17 +31,70 @@ METHODS = ("get", "put", "post", "patch", "delete")
 
 
 class RecordingTransport(httpx.HTTPTransport):
-    """A real HTTP transport that notes what it sent and what came back."""
+    """A real HTTP transport that notes what it sent, what came back, and from which of the
+    traced client methods (see :func:`traced_methods`) it was sent."""
 
     def __init__(self) -> None:
         super().__init__()
         self.sent: list[tuple[str, str, int]] = []
+        self.active: list[str] = []
+        self.senders: dict[tuple[str, str], set[str]] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Send as usual; remember (method, path, status)."""
+        """Send as usual; remember (method, path, status) and the active client methods."""
         response = super().handle_request(request)
         self.sent.append((request.method, request.url.path, response.status_code))
+        key = (request.method, request.url.path)
+        self.senders.setdefault(key, set()).update(self.active)
         return response
+
+
+@contextmanager
+def traced_methods(client: Client, transport: RecordingTransport) -> Iterator[None]:
+    """While inside, each client method named in ``CLIENT_METHODS`` notes itself as active
+    in ``transport`` (lazy log streams count from their creation to their last line)."""
+    paths = sorted({*CLIENT_METHODS.values(), *(p for ps in ALSO_SENT_BY.values() for p in ps)})
+    patched: list[tuple[Any, str]] = []
+
+    def tracer(path: str, method: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            transport.active.append(path)
+            result = method(*args, **kwargs)
+            if hasattr(result, "__iter__") and hasattr(result, "close"):
+                return _ActiveStream(result, transport, path)  # a lazy stream: active until read
+            transport.active.remove(path)
+            return result
+
+        return call
+
+    for path in paths:
+        owner_path, _, name = path.rpartition(".")
+        owner = resolve_method(client, owner_path)
+        setattr(owner, name, tracer(path, getattr(owner, name)))
+        patched.append((owner, name))
+    try:
+        yield
+    finally:
+        for owner, name in patched:
+            delattr(owner, name)
+
+
+class _ActiveStream:
+    """A log stream whose client method stays active until the stream is closed."""
+
+    def __init__(self, stream: Any, transport: RecordingTransport, path: str) -> None:
+        self._stream, self._transport, self._path = stream, transport, path
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stream.close()
+        if self._path in self._transport.active:
+            self._transport.active.remove(self._path)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._stream)
 
 
 def reference_operations() -> dict[str, tuple[str, str]]:
@@ -172,6 +227,24 @@ def test_every_reference_operation_has_a_client_step() -> None:
     assert not unknown, "steps naming no reference operation: " + ", ".join(unknown)
 
 
+def test_every_reference_operation_has_a_named_client_method() -> None:
+    operations = reference_operations()
+    missing = sorted(
+        f"{op} ({' '.join(operations[op])})" for op in set(operations) - set(CLIENT_METHODS)
+    )
+    unknown = sorted(set(CLIENT_METHODS) - set(operations))
+    assert not missing, (
+        "reference operations without a client method in "
+        "podbook.client.operations.CLIENT_METHODS: " + ", ".join(missing)
+    )
+    assert not unknown, "CLIENT_METHODS names no reference operation: " + ", ".join(unknown)
+    with Client(api_key="unused", url="http://127.0.0.1:9") as client:
+        not_callable = sorted(
+            path for path in CLIENT_METHODS.values() if not callable(resolve_method(client, path))
+        )
+    assert not not_callable, "CLIENT_METHODS names no client method: " + ", ".join(not_callable)
+
+
 @pytest.fixture
 def recording_client(emulator: Any) -> Any:
     """A client of the session emulator whose transport records every request it sent."""
@@ -193,11 +266,12 @@ def test_every_reference_operation_works_through_the_client(
     client, transport = recording_client
     operations = reference_operations()
     ctx: dict[str, Any] = {}
-    for operation_id, step in STEPS.items():
-        if operation_id == "getWorkerLogs":
-            client.endpoint(ctx["endpoint"].id).run({"n": 1})
-            _take_a_job(emulator, ctx["endpoint"].id, "w-cov")
-        step(client, ctx)
+    with traced_methods(client, transport):
+        for operation_id, step in STEPS.items():
+            if operation_id == "getWorkerLogs":
+                client.endpoint(ctx["endpoint"].id).run({"n": 1})
+                _take_a_job(emulator, ctx["endpoint"].id, "w-cov")
+            step(client, ctx)
 
     reached: dict[str, set[int]] = {}
     for method, path, status in transport.sent:
@@ -214,3 +288,15 @@ def test_every_reference_operation_works_through_the_client(
         if not any(200 <= s < 300 for s in statuses)
     )
     assert not failed, "reference operations that never answered 2xx: " + ", ".join(failed)
+
+    senders: dict[str, set[str]] = {}
+    for (method, path), active in transport.senders.items():
+        operation_id = route_of(method, path, operations)
+        if operation_id is not None:
+            senders.setdefault(operation_id, set()).update(active)
+    wrong = sorted(
+        f"{op}: CLIENT_METHODS says {CLIENT_METHODS[op]}, sent from {sorted(who) or 'elsewhere'}"
+        for op, who in senders.items()
+        if CLIENT_METHODS[op] not in who
+    )
+    assert not wrong, "client methods named wrongly in CLIENT_METHODS: " + "; ".join(wrong)
