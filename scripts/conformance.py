@@ -238,7 +238,7 @@ def seed(url: str, key: str) -> dict[str, dict[str, str]]:
         params["getCpuType"] = {"id": _first(http, "/v2/catalog/cpus", "cpus")}
         for op in ("run", "runsync", "purgeQueue", "health"):
             params[op] = {"endpoint_id": "echo"}
-        for op in ("status", "statusPost", "stream", "streamPost", "cancel", "retry"):
+        for op in ("status", "statusPost", "statusSync", "stream", "streamPost", "cancel", "retry"):
             params[op] = {"endpoint_id": "echo", "job_id": job["id"]}
     return params
 

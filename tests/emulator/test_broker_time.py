@@ -92,6 +92,14 @@ def test_ttl_deletes_a_queued_job(http: httpx.Client, endpoint: str) -> None:
     assert health(http, endpoint)["jobs"]["inQueue"] == 0
 
 
+def test_ttl_expiry_answers_a_held_status_sync_404(http: httpx.Client, endpoint: str) -> None:
+    job_id = run(http, endpoint, {"input": {}, "policy": {"ttl": 10_000}})  # 0.1 s scaled
+    started = time.monotonic()
+    response = http.get(f"/v2/{endpoint}/status-sync/{job_id}", params={"wait": "20000"})
+    assert time.monotonic() - started < 5  # woken by the expiry, not by the 20 s wait
+    assert response.status_code == 404 and "expired" in response.json()["error"]
+
+
 def test_ttl_deletes_a_running_job_and_stops_its_worker(
     http: httpx.Client, endpoint: str, worker: RawWorker
 ) -> None:

@@ -1,6 +1,6 @@
 """Per-operation queue limits (per account, per endpoint): a rate per 10 s and a number of
 requests at once; beyond either, 429 ``{"error"}`` with ``Retry-After``. The emulator runs
-with small limits (``--queue-rate-limit run=3 --queue-rate-limit runsync=100/1``)."""
+with small limits (``--queue-rate-limit run=3``, ``runsync=100/1``, ``status=100/1``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from test_queue_helpers import RawWorker, create_endpoint, queue_emulator, worke
 def emu(start_emulator: Any) -> Any:
     """An emulator with tiny limits on /run and /runsync."""
     return queue_emulator(
-        start_emulator, "--queue-rate-limit", "run=3", "--queue-rate-limit", "runsync=100/1"
+        start_emulator,
+        *("--queue-rate-limit", "run=3", "--queue-rate-limit", "runsync=100/1"),
+        *("--queue-rate-limit", "status=100/1"),
     )
 
 
@@ -77,3 +79,25 @@ def test_rate_scales_with_connected_workers(emu: Any) -> None:
         finally:
             worker.close()
     assert codes == [200] * 6
+
+
+def test_status_sync_is_counted_with_status(emu: Any) -> None:
+    # The seed's table names no status-sync: it shares /status's limits (here 1 at once).
+    with emu.http() as http:
+        endpoint = create_endpoint(http, "rl-" + secrets.token_hex(3))
+        job_id = http.post(f"/v2/{endpoint}/run", json={"input": {}}).json()["id"]
+        held: dict[str, Any] = {}
+        # No worker: this read holds for its whole wait (1 s).
+        path = f"/v2/{endpoint}/status-sync/{job_id}?wait=1000"
+        thread = threading.Thread(target=lambda: held.update(r=http.get(path)))
+        thread.start()
+        time.sleep(0.3)
+        with emu.http() as second:
+            refused = second.get(f"/v2/{endpoint}/status/{job_id}")
+            refused_sync = second.get(path)
+        for response in (refused, refused_sync):
+            assert response.status_code == 429 and response.headers["Retry-After"] == "1"
+            assert "/status" in response.json()["error"]
+        thread.join()
+        assert held["r"].status_code == 200 and held["r"].json()["status"] == "IN_QUEUE"
+        assert http.get(f"/v2/{endpoint}/status/{job_id}").status_code == 200

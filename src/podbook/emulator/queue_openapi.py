@@ -3,7 +3,8 @@
 The public REST reference document has no queue operations, so the emulator describes
 ``/v2/{endpoint_id}/run|runsync|status|stream|cancel|retry|purge-queue|health`` itself, from
 the seed and ``reference/queue-and-worker-protocol.md``, with the limits of
-:mod:`podbook.api.queue`. Served without a key at ``GET /openapi/queue.json``; the
+:mod:`podbook.api.queue`; and ``status-sync``, the long-polling status read the service's JS
+SDK (``runpod-sdk``) sends when a ``/runsync`` answered before its job ended. Served without a key at ``GET /openapi/queue.json``; the
 conformance run (``scripts/conformance.py``) fuzzes the queue against it.
 """
 
@@ -235,6 +236,16 @@ def queue_openapi() -> dict[str, Any]:
                 **job,
                 "get": _op("status", "A job's record", "JobRecord", errors=_READ, params=(_TTL,)),
                 "post": _op("statusPost", "A job's record (POST form)", "JobRecord", errors=_READ),
+            },
+            "/v2/{endpoint_id}/status-sync/{job_id}": {
+                **job,
+                "get": _op(
+                    "statusSync",
+                    "A job's record once it has ended, or when wait ms have passed",
+                    "JobRecord",
+                    errors=_READ,
+                    params=(_WAIT,),
+                ),
             },
             "/v2/{endpoint_id}/stream/{job_id}": {
                 **job,

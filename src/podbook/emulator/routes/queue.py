@@ -1,6 +1,6 @@
 """Client-facing queue operations under ``/v2/{endpoint_id}/...``.
 
-run, runsync, status, stream, cancel, retry, purge-queue, health — with the seed's
+run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health — with the seed's
 per-operation rate limits and ``{"error": ...}`` bodies (not problem+json). Both
 ``Authorization: Bearer <key>`` and a bare key are accepted. These routes must be mounted
 after every explicit REST prefix.
@@ -98,11 +98,17 @@ async def runsync(req: QueueRequest) -> Response:
     # Retention is 1 min; only a ``wait`` asked for stretches it (up to 5 min).
     job = broker.submit(req.queue, body, "sync", wait_ms if raw_wait is not None else 0)
     await broker.wait_done(job, wait_ms / 1000)
-    if job.id not in broker.jobs and not job.terminal:  # a deleted endpoint's job: CANCELLED
-        raise QueueError(404, f"job {job.id} expired (TTL) before it finished")
+    _refuse_expired(req, job)
     if job.terminal:
         return json_response(job.status_record(now_ms()))
     return json_response({"id": job.id, "status": job.status})
+
+
+def _refuse_expired(req: QueueRequest, job: Job) -> None:
+    """404 for a job deleted while a call held (TTL); a job of an endpoint deleted meanwhile
+    ended CANCELLED first and is answered as such."""
+    if job.id not in req.service.broker.jobs and not job.terminal:
+        raise QueueError(404, f"job {job.id} expired (TTL) before it finished")
 
 
 async def status(req: QueueRequest) -> Response:
@@ -112,6 +118,17 @@ async def status(req: QueueRequest) -> Response:
     if ttl is not None:
         req.service.broker.set_ttl(job, query_ms(ttl, "ttl", None) or 0)
         job = req.job()
+    return json_response(job.status_record(now_ms()))
+
+
+async def status_sync(req: QueueRequest) -> Response:
+    """``GET /status-sync/{id}?wait=ms``: hold until the job ends or ``wait`` ms pass
+    (1000..300000, default 90000), then answer its record as ``/status`` does. The service's
+    JS SDK goes on with it when a ``/runsync`` answered before the job ended."""
+    wait_ms = query_ms(req.request.query_params.get("wait"), "wait", WAIT_DEFAULT_MS) or 0
+    job = req.job()
+    await req.service.broker.wait_done(job, wait_ms / 1000)
+    _refuse_expired(req, job)
     return json_response(job.status_record(now_ms()))
 
 
@@ -160,6 +177,8 @@ def routes() -> list[BaseRoute]:
         queue_route(f"{base}/run", run, ["POST"], "run", write=True),
         queue_route(f"{base}/runsync", runsync, ["POST"], "runsync", write=True),
         queue_route(f"{base}/status/{job}", status, ["GET", "POST"], "status", write=False),
+        # Counted with /status: the seed's limits name no status-sync of their own.
+        queue_route(f"{base}/status-sync/{job}", status_sync, ["GET"], "status", write=False),
         queue_route(f"{base}/stream/{job}", stream, ["GET", "POST"], "stream", write=False),
         queue_route(f"{base}/cancel/{job}", cancel, ["POST"], "cancel", write=True),
         queue_route(f"{base}/retry/{job}", retry, ["POST"], "retry", write=True),
