@@ -35,27 +35,6 @@ def emu(start_emulator: Any) -> Any:
     return queue_emulator(start_emulator, "--queue-time-scale", "0.01")
 
 
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """Account A's client."""
-    with emu.http() as client:
-        yield client
-
-
-@pytest.fixture
-def endpoint(http: httpx.Client) -> str:
-    """A fresh endpoint."""
-    return create_endpoint(http, "t-" + secrets.token_hex(4))
-
-
-@pytest.fixture
-def worker(emu: Any, http: httpx.Client, endpoint: str) -> Iterator[RawWorker]:
-    """A raw worker of ``endpoint``."""
-    w = RawWorker(emu.url, endpoint, worker_key(http, endpoint))
-    yield w
-    w.close()
-
-
 def gone(http: httpx.Client, endpoint: str, job_id: str) -> bool:
     """Whether the job's status now reads 404."""
     return http.get(f"/v2/{endpoint}/status/{job_id}").status_code == 404

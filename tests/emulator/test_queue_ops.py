@@ -9,7 +9,6 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -30,27 +29,6 @@ from test_queue_helpers import (
 def emu(start_emulator: Any) -> Any:
     """One emulator with fast broker timings for this module."""
     return queue_emulator(start_emulator)
-
-
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """Account A's client."""
-    with emu.http() as client:
-        yield client
-
-
-@pytest.fixture
-def endpoint(http: httpx.Client) -> str:
-    """A fresh endpoint served by nobody yet."""
-    return create_endpoint(http, "ep-" + secrets.token_hex(4))
-
-
-@pytest.fixture
-def worker(emu: Any, http: httpx.Client, endpoint: str) -> Iterator[RawWorker]:
-    """A raw worker of ``endpoint``."""
-    w = RawWorker(emu.url, endpoint, worker_key(http, endpoint))
-    yield w
-    w.close()
 
 
 def test_run_take_result_status(http: httpx.Client, endpoint: str, worker: RawWorker) -> None:

@@ -11,33 +11,17 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from test_queue_helpers import RawWorker, create_endpoint, run, status, worker_key
+from test_queue_helpers import RawWorker, create_endpoint, run, status
 
 
-@pytest.fixture
-def http(emulator: Any) -> Iterator[httpx.Client]:
-    """Account A's client (a read timeout above every hold used here)."""
-    with httpx.Client(base_url=emulator.url, headers=emulator.headers(), timeout=30) as client:
-        yield client
-
-
-@pytest.fixture
-def endpoint(http: httpx.Client) -> str:
-    """A fresh endpoint served by nobody yet."""
-    return create_endpoint(http, "ss-" + secrets.token_hex(4))
-
-
-@pytest.fixture
-def worker(emulator: Any, http: httpx.Client, endpoint: str) -> Iterator[RawWorker]:
-    """A raw worker of ``endpoint``."""
-    w = RawWorker(emulator.url, endpoint, worker_key(http, endpoint))
-    yield w
-    w.close()
+@pytest.fixture(scope="module")
+def emu(emulator: Any) -> Any:
+    """The session emulator (``http``, ``endpoint`` and ``worker`` come from conftest)."""
+    return emulator
 
 
 def status_sync(http: httpx.Client, endpoint: str, job_id: str, wait: str) -> httpx.Response:
