@@ -1,8 +1,9 @@
 """Every operation of the reference document has a client method, and that method works
 against the emulator.
 
-``STEPS`` maps each ``operationId`` of ``reference/runpod-rest-v2.openapi.json`` to the
-client call that performs it. The test runs every step through a ``Client`` whose transport
+``STEPS`` (``tests/reference_steps.py``, shared with the contract tests in ``tests/contract``)
+maps each ``operationId`` of ``reference/runpod-rest-v2.openapi.json`` to the client call
+that performs it. The test runs every step through a ``Client`` whose transport
 records each (method, path, status) it really sent over HTTP, then checks that every
 reference operation was reached with a 2xx answer. A reference operation without a step, or a
 step that never reached its route, fails the test by name.
@@ -10,24 +11,16 @@ step that never reached its route, fails the test by name.
 
 from __future__ import annotations
 
-import json
-import re
-import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-from reference_docs import REST_REFERENCE as REFERENCE
+from reference_steps import STEPS, reference_operations, route_of
 
 from podbook import Client
 from podbook.client.operations import ALSO_SENT_BY, CLIENT_METHODS, resolve_method
-
-GPU = "NVIDIA GeForce RTX 4090"
-ARN = "arn:aws:ecr:us-east-2:123456789012:repository/team/app"
-SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGZha2VrZXlmb3J0ZXN0c29ubHk coverage"
-METHODS = ("get", "put", "post", "patch", "delete")
 
 
 class RecordingTransport(httpx.HTTPTransport):
@@ -97,34 +90,6 @@ class _ActiveStream:
         return iter(self._stream)
 
 
-def reference_operations() -> dict[str, tuple[str, str]]:
-    """``operationId`` → (METHOD, path template) for every operation of the reference."""
-    document = json.loads(REFERENCE.read_text(encoding="utf-8"))
-    return {
-        operation["operationId"]: (method.upper(), path)
-        for path, item in document["paths"].items()
-        for method, operation in item.items()
-        if method in METHODS
-    }
-
-
-def route_of(method: str, path: str, operations: dict[str, tuple[str, str]]) -> str | None:
-    """The operationId a sent request reached (literal segments beat ``{placeholders}``)."""
-    candidates = []
-    for operation_id, (op_method, template) in operations.items():
-        pattern = "^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template)) + "$"
-        if op_method == method and re.match(pattern, path):
-            candidates.append((template.count("{"), operation_id))
-    return min(candidates)[1] if candidates else None
-
-
-Step = Callable[[Client, dict[str, Any]], Any]
-
-
-def _unique(prefix: str) -> str:
-    return f"{prefix}-{secrets.token_hex(3)}"
-
-
 def _take_a_job(emulator: Any, endpoint_id: str, worker_id: str) -> None:
     """A bare worker (the worker protocol, not the client) takes one job, so it is listed."""
     with emulator.http() as http:
@@ -132,91 +97,6 @@ def _take_a_job(emulator: Any, endpoint_id: str, worker_id: str) -> None:
     with httpx.Client(base_url=emulator.url, headers={"Authorization": key}, timeout=30) as w:
         taken = w.get(f"/v2/{endpoint_id}/job-take/{worker_id}?job_in_progress=0")
         assert taken.status_code == 200, taken.text
-
-
-def _lines(stream: Any) -> list[str]:
-    with stream:
-        return [line.line for line in stream]
-
-
-# operationId → the client call. Steps run in this order and share ``ctx``.
-STEPS: dict[str, Step] = {
-    "getSshKeys": lambda c, ctx: c.account.ssh_keys.get(),
-    "updateSshKeys": lambda c, ctx: c.account.ssh_keys.put([SSH_KEY]),
-    "listGpuTypes": lambda c, ctx: c.catalog.gpus(availability=True),
-    "getGpuType": lambda c, ctx: c.catalog.gpu(GPU, availability=True),
-    "listCpuTypes": lambda c, ctx: c.catalog.cpus(),
-    "getCpuType": lambda c, ctx: c.catalog.cpu(c.catalog.cpus()[0].id),
-    "listDataCenters": lambda c, ctx: c.catalog.datacenters(),
-    "getDataCenter": lambda c, ctx: c.catalog.datacenter("EU-RO-1", include="GPU_AVAILABILITY"),
-    "listPublicTemplates": lambda c, ctx: c.catalog.templates(),
-    "createTemplate": lambda c, ctx: ctx.setdefault(
-        "template", c.templates.create(name=_unique("cov"), image="me/app:1")
-    ),
-    "listTemplates": lambda c, ctx: c.templates.list(),
-    "getTemplate": lambda c, ctx: c.templates.get(ctx["template"]),
-    "updateTemplate": lambda c, ctx: c.templates.update(ctx["template"], image="me/app:2"),
-    "deleteTemplate": lambda c, ctx: c.templates.delete(ctx["template"]),
-    "createNetworkVolume": lambda c, ctx: ctx.setdefault(
-        "volume", c.network_volumes.create(name=_unique("cov"), size=10, data_center="EU-RO-1")
-    ),
-    "listNetworkVolumes": lambda c, ctx: c.network_volumes.list(),
-    "getNetworkVolume": lambda c, ctx: c.network_volumes.get(ctx["volume"]),
-    "updateNetworkVolume": lambda c, ctx: c.network_volumes.update(ctx["volume"], size=20),
-    "deleteNetworkVolume": lambda c, ctx: c.network_volumes.delete(ctx["volume"]),
-    "createRegistry": lambda c, ctx: ctx.setdefault(
-        "registry", c.registries.create(name="cov", username="u", password="coverage-secret")
-    ),
-    "listRegistries": lambda c, ctx: c.registries.list(),
-    "getRegistry": lambda c, ctx: c.registries.get(ctx["registry"]),
-    "deleteRegistry": lambda c, ctx: c.registries.delete(ctx["registry"]),
-    "createDelegation": lambda c, ctx: ctx.setdefault(
-        "delegation", c.registries.create_delegation(resource=ARN, name="cov")
-    ),
-    "listDelegations": lambda c, ctx: c.registries.list_delegations(),
-    "revokeDelegation": lambda c, ctx: c.registries.revoke_delegation(ctx["delegation"]),
-    "createPod": lambda c, ctx: ctx.setdefault(
-        "pod", c.pods.create(name=_unique("cov"), image="img:1", gpu=GPU)
-    ),
-    "listPods": lambda c, ctx: c.pods.list(),
-    "getPod": lambda c, ctx: c.pods.get(ctx["pod"]),
-    "updatePod": lambda c, ctx: c.pods.update(ctx["pod"], name=_unique("renamed")),
-    "podAction": lambda c, ctx: c.pods.stop(ctx["pod"]),
-    "getPodLogs": lambda c, ctx: _lines(c.pods.logs(ctx["pod"], tail=5)),
-    "deletePod": lambda c, ctx: c.pods.terminate(ctx["pod"]),
-    "createCluster": lambda c, ctx: ctx.setdefault(
-        "cluster",
-        c.clusters.create(
-            name=_unique("cov"),
-            type="APPLICATION",
-            image="alpine",
-            compute={"gpu_type_id": GPU, "gpu_count_per_pod": 1, "pod_count": 2},
-        ),
-    ),
-    "listClusters": lambda c, ctx: c.clusters.list(),
-    "getCluster": lambda c, ctx: c.clusters.get(ctx["cluster"]),
-    "updateCluster": lambda c, ctx: c.clusters.update(ctx["cluster"], name=_unique("renamed")),
-    "listClusterPods": lambda c, ctx: c.clusters.pods(ctx["cluster"]),
-    "deleteCluster": lambda c, ctx: c.clusters.delete(ctx["cluster"]),
-    "createEndpoint": lambda c, ctx: ctx.setdefault(
-        "endpoint", c.endpoints.create(name=_unique("cov"), image="me/worker:1")
-    ),
-    "listEndpoints": lambda c, ctx: c.endpoints.list(),
-    "getEndpoint": lambda c, ctx: c.endpoints.get(ctx["endpoint"]),
-    "updateEndpoint": lambda c, ctx: c.endpoints.update(ctx["endpoint"], image="me/worker:2"),
-    "listEndpointWorkers": lambda c, ctx: c.endpoints.workers(ctx["endpoint"]),
-    "listEndpointReleases": lambda c, ctx: c.endpoints.releases(ctx["endpoint"]),
-    "getWorkerLogs": lambda c, ctx: _lines(c.endpoints.worker_logs(ctx["endpoint"], "w-cov")),
-    "deleteEndpoint": lambda c, ctx: c.endpoints.delete(ctx["endpoint"]),
-    "listBilling": lambda c, ctx: c.billing.list(last_n=2, bucket_size="hour"),
-    "listPodBilling": lambda c, ctx: c.billing.pods(last_n=2, bucket_size="hour"),
-    "listServerlessBilling": lambda c, ctx: c.billing.serverless(last_n=2, bucket_size="hour"),
-    "listEndpointBilling": lambda c, ctx: c.billing.endpoints(last_n=2, bucket_size="hour"),
-    "listNetworkVolumeBilling": lambda c, ctx: c.billing.network_volumes(
-        last_n=2, bucket_size="day"
-    ),
-    "listClusterBilling": lambda c, ctx: c.billing.clusters(last_n=2, bucket_size="day"),
-}
 
 
 def test_every_reference_operation_has_a_client_step() -> None:
