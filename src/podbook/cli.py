@@ -1,5 +1,5 @@
 """The ``podbook`` command line: ``podbook emulator ...``, ``podbook worker ...``,
-``podbook worker-env ...``."""
+``podbook worker-env ...``, ``podbook live-check ...``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 DEFAULT_PORT = 8765
 
@@ -147,7 +148,21 @@ def build_parser() -> argparse.ArgumentParser:
     from podbook.worker.cli import add_worker_commands
 
     add_worker_commands(commands)
+    add_live_check_command(commands)
     return parser
+
+
+def add_live_check_command(commands: Any) -> None:
+    """``podbook live-check``: the opt-in check of the real service (``make test-live``)."""
+    from podbook.livecheck.run import DESCRIPTION, build_parser, run_live_check
+
+    live = commands.add_parser(
+        "live-check",
+        help="check the real service with RUNPOD_API_KEY (read-only; --spend cycles a CPU pod)",
+        description=DESCRIPTION,
+    )
+    build_parser(live)
+    live.set_defaults(run=run_live_check)
 
 
 def run_emulator(args: argparse.Namespace) -> int:
