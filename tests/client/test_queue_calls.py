@@ -8,7 +8,7 @@ import pytest
 
 from podbook import AsyncClient, Client
 from podbook.api.queue import JobPolicy, JobRecord
-from podbook.client.jobs import JobWatch, outcome
+from podbook.client.jobs import JobWatch, StatusPoll, outcome
 from podbook.client.resources.queue import (
     RUNSYNC_TIMEOUT_MARGIN,
     queue_calls,
@@ -89,6 +89,16 @@ def test_runsync_call_waits_long_enough():
     assert default.params is None and default.timeout == 90 + RUNSYNC_TIMEOUT_MARGIN
     stream = queue_calls.stream("ep", "job")
     assert stream.timeout is not None and stream.timeout > 10
+
+
+def test_status_sync_call_holds_and_its_read_timeout_covers_the_hold():
+    call = queue_calls.status_sync("ep", "job/1", 120_000)
+    assert (call.method, call.base) == ("GET", "queue")
+    assert call.path == "/v2/ep/status-sync/job%2F1" and call.params == {"wait": "120000"}
+    assert call.timeout == 120 + RUNSYNC_TIMEOUT_MARGIN and call.idempotent
+    for bad in (999, 300_001, "soon", None):
+        with pytest.raises(InvalidRequest, match="wait"):
+            queue_calls.status_sync("ep", "j", bad)
 
 
 def test_calls_use_the_queue_base_and_quote_ids():
@@ -177,6 +187,28 @@ def test_watch_times_out_naming_the_last_status():
     text = str(info.value)
     assert "job j on endpoint e" in text and "IN_PROGRESS" in text and "\n" not in text
     assert isinstance(info.value, TimeoutError)
+
+
+def test_watch_holds_reads_until_its_deadline_then_polls():
+    assert JobWatch("job", clock=FakeClock()).next_hold() == 90_000  # no timeout: 90 s reads
+    clock = FakeClock()
+    watch = JobWatch("job", timeout=200.0, clock=clock)
+    assert watch.next_hold() == 90_000
+    clock.now += 199.0 - 30.0
+    assert watch.next_hold() == 31_000  # never held past the deadline
+    clock.now += 30.5
+    assert watch.next_hold() is None  # under the shortest wait (1 s) left: a plain poll
+
+
+def test_status_poll_stands_in_for_a_held_read_until_the_end_or_the_wait():
+    clock = FakeClock()
+    poll = StatusPoll(2_000, clock=clock)
+    assert poll.pause(record("IN_QUEUE")) == pytest.approx(0.05)
+    clock.now += 1.99
+    assert poll.pause(record("IN_QUEUE")) == pytest.approx(0.01)  # not past the wait
+    clock.now += 0.01
+    assert poll.pause(record("IN_QUEUE")) is None  # the wait is over: this is the answer
+    assert StatusPoll(2_000, clock=clock).pause(record("FAILED")) is None
 
 
 def test_watch_refuses_a_negative_timeout():

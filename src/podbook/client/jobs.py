@@ -4,8 +4,13 @@
 one for a job submitted earlier. A handle keeps the latest record it saw (``job.record``)
 and talks to the service only through its endpoint's methods.
 
-:class:`JobWatch` holds the I/O-free part of waiting (when to poll again, when to report
-progress, when to give up), shared by both faces.
+Waiting holds a status read open until the job ends (``status(wait=ms)``, the service's
+``/status-sync``), so the end is seen at once with one request per hold; with
+``on_progress`` it polls ``/status`` instead, to see each change on the way.
+
+:class:`JobWatch` holds the I/O-free part of waiting (how long to hold, when to poll again,
+when to report progress, when to give up), shared by both faces; :class:`StatusPoll` paces
+a ``status(wait=...)`` done by polling, against a service without ``/status-sync``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ if TYPE_CHECKING:
     from podbook.api.queue import JobRecord, StreamChunk
     from podbook.client.resources.queue import AsyncEndpointClient, EndpointClient
 
-__all__ = ["AsyncJob", "Job", "JobWatch", "outcome"]
+__all__ = ["AsyncJob", "Job", "JobWatch", "StatusPoll", "outcome"]
 
 FIRST_POLL_INTERVAL = 0.05
 """Seconds before the first ``/status`` poll of a wait; the interval then grows."""
@@ -37,6 +42,7 @@ class JobWatch:
 
     ``observe(record)`` returns True once the job has ended and calls ``on_progress`` with
     every record whose status or progress output differs from the previous one;
+    ``next_hold()`` returns how long (ms) the next status read may be held open (None: poll);
     ``next_sleep()`` returns the pause before the next poll, growing from
     ``FIRST_POLL_INTERVAL`` to ``max_interval`` (and back to the first after a change), or
     raises :class:`~podbook.errors.WaitTimeout` once ``timeout`` seconds have passed.
@@ -76,6 +82,17 @@ class JobWatch:
                 self.on_progress(record)
         return record.is_terminal
 
+    def next_hold(self) -> int | None:
+        """Milliseconds the next status read may be held open: the service's default
+        ``wait`` (90 s, the JS SDK's cap too) at most, never past the deadline; None when less
+        than the shortest ``wait`` (1 s) is left, and the next read is a plain poll."""
+        from podbook.api.queue import WAIT_DEFAULT_MS, WAIT_MIN_MS
+
+        if self._deadline is None:
+            return WAIT_DEFAULT_MS
+        remaining_ms = int((self._deadline - self._clock()) * 1000)
+        return None if remaining_ms < WAIT_MIN_MS else min(WAIT_DEFAULT_MS, remaining_ms)
+
     def next_sleep(self) -> float:
         """Seconds to pause before the next poll; raises ``WaitTimeout`` when time is up."""
         delay = self._interval
@@ -86,6 +103,24 @@ class JobWatch:
         if remaining <= 0:
             raise WaitTimeout(self.label, "a final status", self.last_status, self.timeout or 0.0)
         return min(delay, remaining)
+
+
+class StatusPoll:
+    """A held status read done by polling ``/status`` (for a service without
+    ``/status-sync``): ``pause(record)`` is the pause before the next poll, or None once the
+    job has ended or ``wait_ms`` have passed (then that record is the answer)."""
+
+    def __init__(self, wait_ms: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._deadline = clock() + wait_ms / 1000
+        self._watch = JobWatch("", clock=clock)
+
+    def pause(self, record: JobRecord) -> float | None:
+        """Seconds until the next poll, or None when ``record`` is the answer."""
+        remaining = self._deadline - self._clock()
+        if self._watch.observe(record) or remaining <= 0:
+            return None
+        return min(self._watch.next_sleep(), remaining)
 
 
 def outcome(job_id: str, endpoint_id: str, record: JobRecord) -> Any:
@@ -214,9 +249,10 @@ class Job(_JobBase):
         super().__init__(job_id, endpoint.id, record, endpoint)
         self._endpoint = endpoint
 
-    def status(self, *, ttl: int | None = None) -> JobRecord:
-        """The job's current record (``GET /status``); ``ttl`` ms sets its time to live."""
-        return self._keep(self._endpoint.status(self.id, ttl=ttl))
+    def status(self, *, ttl: int | None = None, wait: int | None = None) -> JobRecord:
+        """The job's current record (``GET /status``); ``ttl`` ms sets its time to live;
+        ``wait`` ms holds the read until the job ends (see :meth:`EndpointClient.status`)."""
+        return self._keep(self._endpoint.status(self.id, ttl=ttl, wait=wait))
 
     def wait(
         self,
@@ -225,12 +261,14 @@ class Job(_JobBase):
         on_progress: Callable[[JobRecord], Any] | None = None,
         poll_interval: float = MAX_POLL_INTERVAL,
     ) -> JobRecord:
-        """Poll until the job has ended and return its final record (it does not raise
+        """Wait until the job has ended and return its final record (it does not raise
         for FAILED and friends: :meth:`output` does).
 
-        ``on_progress(record)`` sees every change of status or progress output.
-        ``timeout`` (seconds, None = no limit) raises :class:`~podbook.errors.WaitTimeout`;
-        the job keeps running. ``poll_interval`` caps the pause between two polls.
+        Each read is held open until the job ends (``status(wait=...)``, up to 90 s a
+        read), so the end is seen at once. ``on_progress(record)`` sees every change of
+        status or progress output (the wait then polls ``/status``, ``poll_interval``
+        seconds apart at most). ``timeout`` (seconds, None = no limit) raises
+        :class:`~podbook.errors.WaitTimeout`; the job keeps running.
         """
         watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
         final = self._final_record()
@@ -238,9 +276,11 @@ class Job(_JobBase):
             watch.observe(final)
             return final
         while True:
-            if watch.observe(self.status()):
+            hold = None if on_progress is not None else watch.next_hold()
+            if watch.observe(self.status(wait=hold)):
                 return self.record  # type: ignore[return-value]
-            time.sleep(watch.next_sleep())
+            if hold is None:
+                time.sleep(watch.next_sleep())
 
     def output(self, timeout: float | None = None) -> Any:
         """Wait for the job and return its output; raises :class:`~podbook.errors.JobFailed`
@@ -282,9 +322,9 @@ class AsyncJob(_JobBase):
         super().__init__(job_id, endpoint.id, record, endpoint)
         self._endpoint = endpoint
 
-    async def status(self, *, ttl: int | None = None) -> JobRecord:
-        """The job's current record (``GET /status``)."""
-        return self._keep(await self._endpoint.status(self.id, ttl=ttl))
+    async def status(self, *, ttl: int | None = None, wait: int | None = None) -> JobRecord:
+        """The job's current record (``GET /status``); see :meth:`Job.status`."""
+        return self._keep(await self._endpoint.status(self.id, ttl=ttl, wait=wait))
 
     async def wait(
         self,
@@ -293,16 +333,18 @@ class AsyncJob(_JobBase):
         on_progress: Callable[[JobRecord], Any] | None = None,
         poll_interval: float = MAX_POLL_INTERVAL,
     ) -> JobRecord:
-        """Poll until the job has ended; see :meth:`Job.wait`."""
+        """Wait until the job has ended; see :meth:`Job.wait`."""
         watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
         final = self._final_record()
         if final is not None:
             watch.observe(final)
             return final
         while True:
-            if watch.observe(await self.status()):
+            hold = None if on_progress is not None else watch.next_hold()
+            if watch.observe(await self.status(wait=hold)):
                 return self.record  # type: ignore[return-value]
-            await asyncio.sleep(watch.next_sleep())
+            if hold is None:
+                await asyncio.sleep(watch.next_sleep())
 
     async def output(self, timeout: float | None = None) -> Any:
         """Wait for the job and return its output; see :meth:`Job.output`."""

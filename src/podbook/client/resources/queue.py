@@ -1,5 +1,5 @@
-"""Queue endpoints: ``client.endpoint(ID)`` — run, runsync, status, stream, cancel, retry,
-purge-queue and health of one serverless endpoint.
+"""Queue endpoints: ``client.endpoint(ID)`` — run, runsync, status (plain, or held open
+until the job ends), stream, cancel, retry, purge-queue and health of one serverless endpoint.
 
 Requests are checked before they are sent, with the limits of :mod:`podbook.api.queue`
 (payload size on the encoded JSON, ``wait``, ``ttl``, ``executionTimeout``); a request the
@@ -9,20 +9,23 @@ Retries follow the client's :class:`~podbook.client.core.RetryPolicy`: a 429 is 
 after ``Retry-After`` (or an exponential backoff); a POST whose fate is unknown (``/run``,
 ``/runsync``, ``/cancel``, ...) is never resent. A stream read that failed is asked again
 from where it stopped when the server offers the resumable cursor
-(:mod:`~podbook.client.resources.streamcursor`).
+(:mod:`~podbook.client.resources.streamcursor`). A held status read
+(``status(job_id, wait=ms)``, the service's ``/status-sync``) against a service without that
+route is done by polling ``/status``; the client remembers that service lacks it.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from podbook.client.core import Call, invalid_request_from
-from podbook.client.jobs import AsyncJob, Job
+from podbook.client.jobs import AsyncJob, Job, StatusPoll
 from podbook.client.resources.base import model_parser, path_id, wire_keys
 from podbook.client.resources.streamcursor import StreamReader
-from podbook.errors import InvalidRequest, PodbookError
+from podbook.errors import InvalidRequest, NotFound, PodbookError
 
 if TYPE_CHECKING:
     from podbook.api.queue import (
@@ -43,7 +46,8 @@ __all__ = ["AsyncEndpointClient", "EndpointClient", "queue_calls", "submission_b
 T = TypeVar("T")
 
 RUNSYNC_TIMEOUT_MARGIN = 15.0
-"""Seconds a ``/runsync`` request may take beyond its ``wait`` before the client gives up."""
+"""Seconds a ``/runsync`` or ``/status-sync`` request may take beyond its ``wait`` before
+the client gives up."""
 STREAM_TIMEOUT_MARGIN = 15.0
 """Seconds a ``/stream`` long-poll may take beyond its hold before the client gives up."""
 
@@ -151,6 +155,21 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
         )
 
     @staticmethod
+    def status_sync(endpoint_id: str, job_id: Any, wait: int) -> Call[JobRecord]:
+        """``GET /v2/{endpoint}/status-sync/{job}?wait=``: the job's record once it has
+        ended, or when ``wait`` ms (1000..300000) have passed (the read timeout covers it)."""
+        queue = _queue()
+        hold_ms = _refused(queue.check_wait, wait)
+        return Call(
+            "GET",
+            f"/v2/{endpoint_id}/status-sync/{path_id(job_id, 'job id')}",
+            base="queue",
+            params={"wait": str(hold_ms)},
+            parse=model_parser(queue.JobRecord),
+            timeout=hold_ms / 1000 + RUNSYNC_TIMEOUT_MARGIN,
+        )
+
+    @staticmethod
     def stream(
         endpoint_id: str, job_id: Any, wait: int | None = None, cursor: int | None = None
     ) -> Call[StreamResponse]:
@@ -245,6 +264,25 @@ def _stream_reader(
     )
 
 
+_without_status_sync: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Clients whose service answered 404 to ``/status-sync`` for a job ``/status`` knows."""
+
+
+def _held_status_call(
+    endpoint: EndpointClient | AsyncEndpointClient, job_id: Any, ttl: int | None, wait: int
+) -> Call[JobRecord] | None:
+    """The ``/status-sync`` call of ``status(job_id, wait=...)`` (``wait`` checked first), or
+    None when this client's service lacks it (poll ``/status`` then)."""
+    if ttl is not None:
+        raise InvalidRequest(
+            "give status() ttl or wait, not both: set the time to live with "
+            "status(job_id, ttl=...) first",
+            status=400,
+        )
+    call = queue_calls.status_sync(endpoint._path_id, job_id, wait)
+    return None if endpoint._client in _without_status_sync else call
+
+
 class _EndpointBase:
     def __init__(self, endpoint_id: Any) -> None:
         self._path_id = path_id(endpoint_id, "endpoint id")
@@ -297,8 +335,9 @@ class EndpointClient(_EndpointBase):
         """Run a job and wait for it (``POST /runsync?wait=ms``); returns its finished :class:`Job`.
 
         When the job does not finish within ``wait`` (1000..300000 ms, default 90000), the
-        service answers with its id and a running status, and this goes on with ``/status``
-        until the job ends — or until ``timeout`` seconds have passed in all
+        service answers with its id and a running status, and this goes on with held status
+        reads (``/status-sync``, or ``/status`` polls where the service lacks it) until the
+        job ends — or until ``timeout`` seconds have passed in all
         (:class:`~podbook.errors.WaitTimeout`; the job keeps running). The returned job's
         :meth:`Job.output` gives the result or raises ``JobFailed``/``JobTimedOut``/...
         """
@@ -315,9 +354,30 @@ class EndpointClient(_EndpointBase):
             job.wait(timeout=remaining)
         return job
 
-    def status(self, job_id: Any, *, ttl: int | None = None) -> JobRecord:
-        """The job's record (``GET /status``); ``ttl`` (ms, 10 s..7 d) sets its time to live."""
-        return self._client.request(queue_calls.status(self._path_id, job_id, ttl))
+    def status(self, job_id: Any, *, ttl: int | None = None, wait: int | None = None) -> JobRecord:
+        """The job's record (``GET /status``); ``ttl`` (ms, 10 s..7 d) sets its time to live.
+
+        ``wait`` (ms, 1000..300000) holds the read open until the job has ended or that long
+        has passed, then answers the record as it is (``GET /status-sync``, as the service's
+        JS SDK reads it): the end is seen at once, with one request. A service without that
+        route (404 while ``/status`` knows the job) is polled through ``/status`` instead.
+        """
+        if wait is None:
+            return self._client.request(queue_calls.status(self._path_id, job_id, ttl))
+        call = _held_status_call(self, job_id, ttl, wait)
+        if call is not None:
+            try:
+                return self._client.request(call)
+            except NotFound:
+                record = self.status(job_id)  # NotFound again: the job is gone
+                _without_status_sync.add(self._client)
+        else:
+            record = self.status(job_id)
+        poll = StatusPoll(wait)
+        while (pause := poll.pause(record)) is not None:
+            time.sleep(pause)
+            record = self.status(job_id)
+        return record
 
     def stream_batches(
         self, job_id: Any, *, wait: int | None = None, cursor: int = 0
@@ -420,9 +480,29 @@ class AsyncEndpointClient(_EndpointBase):
             await job.wait(timeout=remaining)
         return job
 
-    async def status(self, job_id: Any, *, ttl: int | None = None) -> JobRecord:
-        """The job's record (``GET /status``); see :meth:`EndpointClient.status`."""
-        return await self._client.request(queue_calls.status(self._path_id, job_id, ttl))
+    async def status(
+        self, job_id: Any, *, ttl: int | None = None, wait: int | None = None
+    ) -> JobRecord:
+        """The job's record (``GET /status``), held open ``wait`` ms until the job ends
+        (``/status-sync``); see :meth:`EndpointClient.status`."""
+        if wait is None:
+            return await self._client.request(queue_calls.status(self._path_id, job_id, ttl))
+        call = _held_status_call(self, job_id, ttl, wait)
+        if call is not None:
+            try:
+                return await self._client.request(call)
+            except NotFound:
+                record = await self.status(job_id)  # NotFound again: the job is gone
+                _without_status_sync.add(self._client)
+        else:
+            record = await self.status(job_id)
+        poll = StatusPoll(wait)
+        while (pause := poll.pause(record)) is not None:
+            import asyncio
+
+            await asyncio.sleep(pause)
+            record = await self.status(job_id)
+        return record
 
     async def stream_batches(
         self, job_id: Any, *, wait: int | None = None, cursor: int = 0
