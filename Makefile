@@ -5,6 +5,8 @@
 #   make lint         ruff check + ruff format --check
 #   make bench        run the benchmarks in bench/ (REST, queue, streaming, load); figures
 #   make conformance  schemathesis against the emulator (scripts/conformance.py)
+#   make test-live    opt-in check of the real service with RUNPOD_API_KEY (never in make test)
+#   make operations-table  write docs/operations.md (scripts/operations_table.py)
 #   make clean        remove test outputs and caches (distclean also removes .venv, node_modules)
 #
 # Set-up is stamped: a second run only redoes a step whose inputs changed.
@@ -29,7 +31,8 @@ HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
 .PHONY: help setup setup-python setup-browser setup-js quickstart test test-ruff test-python \
-        test-browser test-js lint format bench conformance refresh-reference clean distclean
+        test-browser test-js test-live lint format bench conformance operations-table \
+        refresh-reference clean distclean
 
 help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
@@ -37,6 +40,8 @@ help:
 	@echo "make lint         ruff check and ruff format --check"
 	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py (a few minutes)"
 	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
+	@echo "make test-live    check the real service with RUNPOD_API_KEY (PODBOOK_LIVE_SPEND=1: one CPU pod)"
+	@echo "make operations-table  write docs/operations.md from the reference, client, magics, emulator"
 	@echo "make format       ruff format (rewrites files)"
 	@echo "make clean        remove artifacts and caches;  make distclean also removes .venv"
 
@@ -106,6 +111,12 @@ test-js:
 	@echo "js/package.json not found: no JS tests to run"
 endif
 
+# The opt-in live check of the real service (docs/live-check.md): read-only unless
+# PODBOOK_LIVE_SPEND=1. Never part of `make test` or CI. Without RUNPOD_API_KEY it says what
+# to set and exits 2 without sending anything.
+test-live: setup-python
+	$(BIN)/python -m podbook live-check
+
 lint: setup-python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -130,6 +141,11 @@ conformance: setup-python
 	$(BIN)/python scripts/conformance.py $(CONFORMANCE_ARGS)
 
 # ---------------------------------------------------------------- reference documents
+
+# docs/operations.md: every reference operation with its client method, magics and emulator
+# route. A test fails when the file is out of date; this target writes it again.
+operations-table: setup-python
+	$(BIN)/python scripts/operations_table.py
 
 # The public documents the tests use are vendored in reference/ (see reference/README.md).
 SHARED_REFERENCE ?= ../shared/reference

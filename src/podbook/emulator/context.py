@@ -132,4 +132,5 @@ def api_route(path: str, handler: Handler, methods: Sequence[str]) -> Route:
         return response
 
     endpoint.__name__ = handler.__name__
+    endpoint.__wrapped__ = handler  # type: ignore[attr-defined]  # the route table names it
     return Route(path, endpoint, methods=list(methods))
