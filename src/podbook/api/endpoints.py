@@ -14,6 +14,7 @@ from pydantic import Field
 from .base import Omittable, RequestModel, ResponseModel
 
 __all__ = [
+    "DEFAULT_SCALING",
     "RELEASE_FIELDS",
     "CreateEndpointRequest",
     "Endpoint",
@@ -65,6 +66,13 @@ class RequestCountScaling(RequestModel):
 
 
 Scaling = Annotated[QueueDelayScaling | RequestCountScaling, Field(discriminator="type")]
+
+DEFAULT_SCALING: dict[str, dict[str, Any]] = {
+    "QUEUE": {"type": "QUEUE_DELAY", "queueDelay": 4},
+    "LOAD_BALANCER": {"type": "REQUEST_COUNT", "requestCount": 4},
+}
+"""The scaler an endpoint of each ``type`` gets when a create gives none (the reference
+requires ``scaling`` on create; the values are those of its examples)."""
 
 
 class _EndpointFields(RequestModel):

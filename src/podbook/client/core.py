@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "JSON_ACCEPT",
     "BodyParser",
     "Call",
     "ClientCore",
@@ -51,6 +52,9 @@ logger = logging.getLogger("podbook.client")
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"})
+JSON_ACCEPT = "application/json, application/problem+json"
+"""The default ``Accept``: answers are JSON, errors problem+json (a server that negotiates
+strictly cannot send a documented error to a client that accepts only JSON)."""
 _MAX_DETAIL = 300
 
 
@@ -295,7 +299,7 @@ class ClientCore:
 
     def default_headers(self) -> dict[str, str]:
         """Headers sent with every request (the key travels only here)."""
-        headers = {"Accept": "application/json", "User-Agent": f"podbook/{__version__}"}
+        headers = {"Accept": JSON_ACCEPT, "User-Agent": f"podbook/{__version__}"}
         if self._secret:
             headers["Authorization"] = f"Bearer {self._secret}"
         return headers

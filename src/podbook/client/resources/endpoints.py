@@ -57,9 +57,11 @@ class endpoint_calls:  # noqa: N801 - a namespace of call builders, used like a 
     def create(
         request: CreateEndpointRequest | Mapping[str, Any] | None, fields: Mapping[str, Any]
     ) -> Call[Endpoint]:
-        """``POST /v2/serverless`` (``type`` is QUEUE unless given)."""
+        """``POST /v2/serverless`` (``type`` is QUEUE unless given; ``scaling`` is that
+        type's default unless given: the service requires both)."""
         body = prepare_body(_api().CreateEndpointRequest, request, fields)
         body.setdefault("type", "QUEUE")
+        body.setdefault("scaling", dict(_api().DEFAULT_SCALING[body["type"]]))
         return Call("POST", "/v2/serverless", json=body, parse=model_parser(_api().Endpoint))
 
     @staticmethod

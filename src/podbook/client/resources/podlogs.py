@@ -39,6 +39,9 @@ __all__ = ["AsyncLogStream", "LogFollower", "LogStream", "SseParser", "log_call"
 
 FOLLOW_READ_TIMEOUT = 60.0  # the emulator sends a keep-alive comment every 15 s
 DEFAULT_IDLE = 1.0
+EVENT_STREAM_ACCEPT = "text/event-stream, application/problem+json"
+"""``Accept`` of a log request: the route serves only SSE (and problem+json errors); the
+client's default ``application/json`` is refused with 406 by a strict server."""
 
 
 @dataclass
@@ -138,7 +141,9 @@ class LogFollower:
         return httpx.Timeout(base.connect, read=read, write=base.write, pool=base.pool)
 
     def prepare(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient) -> None:
-        """Add the resume header and the stream's timeout to a built request."""
+        """Add the SSE ``Accept``, the resume header and the stream's timeout to a built
+        request."""
+        request.headers["Accept"] = EVENT_STREAM_ACCEPT
         if self.resume_id:
             request.headers["Last-Event-ID"] = self.resume_id
         request.extensions["timeout"] = self.timeout(http).as_dict()

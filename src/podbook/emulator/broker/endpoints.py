@@ -17,6 +17,7 @@ from typing import Any
 
 from starlette.convertors import CONVERTOR_TYPES, Convertor, register_url_convertor
 
+from podbook.api.endpoints import DEFAULT_SCALING
 from podbook.emulator import catalog_data
 from podbook.emulator.broker.limits import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
@@ -209,7 +210,8 @@ def endpoint_record(
         "image": fields.get("image", "podbook/local-worker"),
         "gpu": gpu_config(fields.get("gpu")),
         "workers": {"min": 0, "max": 3, **(fields.get("workers") or {})},
-        "scaling": fields.get("scaling") or {"type": "QUEUE_DELAY", "queueDelay": 4},
+        "scaling": fields.get("scaling")
+        or dict(DEFAULT_SCALING.get(fields.get("type", ""), DEFAULT_SCALING["QUEUE"])),
         "dataCenterIds": list(fields.get("dataCenterIds") or []),
         "networkVolumes": list(fields.get("networkVolumes") or []),
         "timeout": fields.get("timeout", EXECUTION_TIMEOUT_DEFAULT_MS),

@@ -6,7 +6,8 @@ then follows new lines as they are produced. Each event is ``id: ts/seq`` plus a
 ``data:`` line (``ts``, ``source``, ``line``); a ``: keep-alive`` comment goes out after
 :data:`KEEPALIVE_SECONDS` of silence. The stream ends (the server closes it after the last
 line) when the pod is terminated; a stopped pod's stream stays open, since the pod may be
-started again. A bad ``source``, ``tail``, ``since`` or ``Last-Event-ID`` is a 400.
+started again. A bad ``source``, ``tail``, ``since`` or ``Last-Event-ID`` is a 400; an
+``Accept`` that excludes ``text/event-stream`` (``application/json`` alone) is a 406.
 """
 
 from __future__ import annotations
@@ -47,8 +48,28 @@ def _bad(name: str, message: str) -> Problem:
     return Problem(400, f"{name} {message}", errors=[f"{name}: {message}"])
 
 
+def accepts_event_stream(accept: str | None) -> bool:
+    """Whether an ``Accept`` header allows ``text/event-stream`` (absent: anything goes)."""
+    if accept is None or not accept.strip():
+        return True
+    for item in accept.split(","):
+        media, *params = (part.strip().lower() for part in item.split(";"))
+        weight = next((p[2:] for p in params if p.startswith("q=")), "1")  # q=0, 0.0: refused
+        if media in ("text/event-stream", "text/*", "*/*") and weight.strip("0.") != "":
+            return True
+    return False
+
+
 def parse_log_query(req: ApiRequest) -> LogQuery:
-    """The query and ``Last-Event-ID`` of a log request (400 naming the bad one)."""
+    """The query and ``Last-Event-ID`` of a log request (400 naming the bad one; 406 when
+    ``Accept`` excludes ``text/event-stream``, as a server negotiating strictly answers)."""
+    accept = req.request.headers.get("accept")
+    if not accepts_event_stream(accept):
+        raise Problem(
+            406,
+            f"this route answers text/event-stream only, not {accept!r}; "
+            "send Accept: text/event-stream",
+        )
     query = req.request.query_params
     unknown = sorted(set(query) - {"source", "tail", "since"})
     if unknown:
