@@ -61,6 +61,24 @@ def live_env(emu: Any, **extra: str) -> dict[str, str]:
     }
 
 
+def clean_environ(**values: str) -> dict[str, str]:
+    """This process's environment without RUNPOD_/PODBOOK_ variables, plus ``values``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))}
+    return {**env, **values}
+
+
+def make_test_live(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``make test-live`` as a user runs it (the set-up is taken as done)."""
+    return subprocess.run(
+        ["make", "-s", "--no-print-directory", "-o", ".venv/.podbook-installed", "test-live"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def run_in_process(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     """``podbook live-check ARGS`` in this process: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
@@ -100,15 +118,7 @@ def test_without_a_key_it_says_what_to_set_and_runs_nothing() -> None:
 
 
 def test_make_test_live_without_a_key_exits_2_with_the_same_line() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))}
-    result = subprocess.run(
-        ["make", "-s", "--no-print-directory", "-o", ".venv/.podbook-installed", "test-live"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = make_test_live(clean_environ())
     assert result.returncode != 0
     assert "RUNPOD_API_KEY is not set; nothing was run" in result.stderr
     assert "Traceback" not in result.stderr
@@ -179,18 +189,7 @@ def test_a_refused_key_fails_each_check_in_one_line_without_showing_it(emulator:
 
 
 def test_make_test_live_with_spend_cycles_a_cpu_pod_and_leaves_nothing(emulator: Any) -> None:
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))},
-        **live_env(emulator, PODBOOK_LIVE_SPEND="1"),
-    }
-    result = subprocess.run(
-        ["make", "-s", "--no-print-directory", "-o", ".venv/.podbook-installed", "test-live"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = make_test_live(clean_environ(**live_env(emulator, PODBOOK_LIVE_SPEND="1")))
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     first, last = out.splitlines()[0], out.splitlines()[-1]
@@ -238,11 +237,10 @@ def test_a_pod_that_never_runs_is_terminated_and_leftovers_are_swept(slow_emulat
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_mid_run_still_terminates_the_pod(slow_emulator: Any, signum: int) -> None:
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD_", "PODBOOK_"))},
+    env = clean_environ(
         **live_env(slow_emulator, PODBOOK_LIVE_SPEND="1", PODBOOK_LIVE_TIMEOUT="60"),
-        "PYTHONUNBUFFERED": "1",
-    }
+        PYTHONUNBUFFERED="1",
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "podbook", "live-check"],
         env=env,

@@ -42,6 +42,7 @@ __all__ = [
     "SecretLike",
     "Settings",
     "default_home",
+    "env_flag",
     "resolve_settings",
     "reveal",
     "runpod_config_path",
@@ -191,7 +192,9 @@ def _normalize_url(url: str, name: str) -> str:
     return url
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """The boolean variable ``name`` of ``env`` (1/0, true/false, yes/no, on/off; unset is
+    false); anything else raises :class:`ConfigError` naming it."""
     raw = env.get(name, "").strip().lower()
     if raw in _TRUE:
         return True
@@ -267,7 +270,7 @@ def resolve_settings(
     if local is not None:
         forced_local, reason = local, f"local={local!r}"
     else:
-        forced_local, reason = _flag(env, "PODBOOK_LOCAL"), "PODBOOK_LOCAL is set"
+        forced_local, reason = env_flag(env, "PODBOOK_LOCAL"), "PODBOOK_LOCAL is set"
     if forced_local:
         return _local_settings(home, env, start_emulator, reason)
 

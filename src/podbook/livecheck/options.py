@@ -20,6 +20,8 @@ import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from podbook.client.config import env_flag
+
 __all__ = [
     "NAME_PREFIX",
     "LiveOptions",
@@ -31,9 +33,6 @@ __all__ = [
 NAME_PREFIX = "podbook-live-"
 """Every pod the live check creates is named ``podbook-live-<random>``; the sweep removes
 pods whose name starts with it."""
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"", "0", "false", "no", "off"}
 
 
 class OptionsError(ValueError):
@@ -93,9 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from(args: argparse.Namespace, env: Mapping[str, str]) -> LiveOptions:
-    """The options from parsed flags, then the environment, then the defaults."""
+    """The options from parsed flags, then the environment, then the defaults; raises
+    :class:`OptionsError` (or :class:`~podbook.errors.ConfigError` for a boolean) naming
+    the flag or variable to fix."""
     defaults = LiveOptions()
-    spend = args.spend if args.spend is not None else _flag(env, "PODBOOK_LIVE_SPEND")
+    spend = args.spend if args.spend is not None else env_flag(env, "PODBOOK_LIVE_SPEND")
     endpoint = (args.endpoint or env.get("PODBOOK_LIVE_ENDPOINT", "")).strip() or None
     image = (args.image or env.get("PODBOOK_LIVE_IMAGE", "")).strip() or defaults.image
     max_price = _positive(args.max_price, env, "PODBOOK_LIVE_MAX_PRICE", "--max-price")
@@ -110,15 +111,6 @@ def options_from(args: argparse.Namespace, env: Mapping[str, str]) -> LiveOption
         image=image,
         progress_every=defaults.progress_every,
     )
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise OptionsError(f"{name}={raw!r} is not a boolean; set it to 1 or 0")
 
 
 def _positive(flag: str | None, env: Mapping[str, str], name: str, option: str) -> float | None:

@@ -35,12 +35,6 @@ def cpus(client: Any) -> tuple[str, Any]:
     return f"{_count(found, 'flavor')}, {_available(found)} available", found
 
 
-def datacenters(client: Any) -> tuple[str, Any]:
-    """Data centers."""
-    found = client.catalog.datacenters()
-    return _count(found, "data center"), found
-
-
 def pods(client: Any) -> tuple[str, Any]:
     """The account's pods; names pods a live check left behind (read-only: not removed)."""
     found = client.pods.list()
@@ -52,30 +46,6 @@ def pods(client: Any) -> tuple[str, Any]:
             "(PODBOOK_LIVE_SPEND=1 sweeps them)"
         )
     return summary, found
-
-
-def endpoints(client: Any) -> tuple[str, Any]:
-    """Serverless endpoints."""
-    found = client.endpoints.list()
-    return _count(found, "endpoint"), found
-
-
-def templates(client: Any) -> tuple[str, Any]:
-    """The account's own templates."""
-    found = client.templates.list()
-    return _count(found, "template"), found
-
-
-def volumes(client: Any) -> tuple[str, Any]:
-    """Network volumes."""
-    found = client.network_volumes.list()
-    return _count(found, "network volume"), found
-
-
-def registries(client: Any) -> tuple[str, Any]:
-    """Registry credentials (names only; the service never returns passwords)."""
-    found = client.registries.list()
-    return _count(found, "registry credential"), found
 
 
 def ssh_keys(client: Any) -> tuple[str, Any]:
@@ -91,19 +61,29 @@ def billing(client: Any) -> tuple[str, Any]:
     return f"${total:.2f} over the last 7 days ({_count(found.records, 'bucket')})", found
 
 
+def listing(read: Callable[[Any], list[Any]], noun: str) -> Check:
+    """A check that reads a list and counts it in ``noun``s."""
+
+    def check(client: Any) -> tuple[str, Any]:
+        found = read(client)
+        return _count(found, noun), found
+
+    return check
+
+
 READ_ONLY_CHECKS: tuple[tuple[str, Check], ...] = (
     ("catalog gpus", gpus),
     ("catalog cpus", cpus),
-    ("catalog datacenters", datacenters),
+    ("catalog datacenters", listing(lambda c: c.catalog.datacenters(), "data center")),
     ("pods", pods),
-    ("endpoints", endpoints),
-    ("templates", templates),
-    ("network volumes", volumes),
-    ("registries", registries),
+    ("endpoints", listing(lambda c: c.endpoints.list(), "endpoint")),
+    ("templates", listing(lambda c: c.templates.list(), "template")),
+    ("network volumes", listing(lambda c: c.network_volumes.list(), "network volume")),
+    ("registries", listing(lambda c: c.registries.list(), "registry credential")),
     ("ssh keys", ssh_keys),
     ("billing", billing),
 )
-"""(name, check) in the order they run."""
+"""(name, check) in the order they run; every one only reads."""
 
 
 def queue_health(client: Any, endpoint_id: str) -> tuple[str, Any]:
