@@ -316,3 +316,25 @@ def test_the_cost_meter_integrates_each_rate_until_the_next_read() -> None:
     meter.stop()
     assert meter.usd == pytest.approx(0.02)
     assert meter.seconds == pytest.approx(250.0)
+
+
+def test_an_answer_the_models_cannot_read_fails_its_check_naming_the_field() -> None:
+    import httpx
+
+    from podbook.livecheck.readonly import READ_ONLY_CHECKS
+    from podbook.livecheck.report import Reporter
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"pods": [{"id": "p1", "name": "x", "status": "BOOTING"}]})
+
+    out = io.StringIO()
+    reporter = Reporter(out, secrets=("pbk_secret_key_1",))
+    transport = httpx.MockTransport(answer)
+    with Client(api_key="pbk_secret_key_1", url="http://127.0.0.1:9", transport=transport) as c:
+        check = dict(READ_ONLY_CHECKS)["pods"]
+        outcome = reporter.check("pods", lambda: check(c))
+    assert not outcome.ok and reporter.failed == 1
+    line = out.getvalue().strip()
+    assert line.startswith("✗ pods ") and "cannot read the answer" in line, line
+    assert "pods.0.status: Input should be 'PROVISIONING'" in line
+    assert "BOOTING" not in line and len(line.splitlines()) == 1

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 __all__ = ["CheckFailed", "Outcome", "Reporter", "unknown_fields"]
 
@@ -120,7 +120,22 @@ def _one_line(exc: BaseException) -> str:
         head += f" (+{len(lines) - 1} more lines)"
     if not isinstance(exc, CheckFailed) and type(exc).__module__.split(".")[0] != "podbook":
         head = f"{type(exc).__name__}: {head}"
-    return head
+    return head + _fields_that_did_not_fit(exc)
+
+
+def _fields_that_did_not_fit(exc: BaseException) -> str:
+    """Where an answer broke the models (paths and rules, never the values), when the error
+    came from validating it."""
+    cause = exc.__cause__ or exc.__context__
+    if not isinstance(cause, ValidationError):
+        return ""
+    errors = cause.errors(include_input=False, include_url=False)
+    shown = [
+        f"{'.'.join(str(part) for part in error['loc']) or '(body)'}: {error['msg']}"
+        for error in errors[:3]
+    ]
+    more = f"; +{len(errors) - 3} more" if len(errors) > 3 else ""
+    return " — " + "; ".join(shown) + more
 
 
 def unknown_fields(value: Any) -> list[str]:
