@@ -255,9 +255,25 @@ class Runner:
             logger.info("job %s stopped by the broker before it started", job_id)
             return
         run = JobRun(job, self.handler, self.kind, self.config, channel, executor)
-        self._jobs[job_id] = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
+        task = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
+        task.add_done_callback(lambda done: self._job_task_done(job_id, done))
+        self._jobs[job_id] = task
         self.max_running = max(self.max_running, len(self._jobs))
         self._job_started.set()
+
+    def _job_task_done(self, job_id: str, task: asyncio.Task[None]) -> None:
+        """A job's task ended. One cancelled before its first step (a stop that came right
+        after the take) never ran :meth:`_run_job`, nor its ``finally``: free its slot here,
+        or the worker would count it as running for ever and take no other job."""
+        assert self._slot_free is not None
+        if self._jobs.get(job_id) is not task:
+            return  # _run_job ran and cleaned up
+        del self._jobs[job_id]
+        if job_id in self._stopped_by_broker:
+            self._stopped_by_broker.discard(job_id)
+            self.counts["stopped"] += 1
+            logger.info("job %s stopped by the broker before it started", job_id)
+        self._slot_free.set()
 
     async def _run_job(self, run: JobRun) -> None:
         assert self._slot_free is not None
@@ -308,21 +324,25 @@ class Runner:
                 failures += 1
                 continue
             failures = 0
-            now = time.monotonic()
-            for job_id in job_ids:
-                task = self._jobs.get(job_id)
-                if task is not None and not task.done():
-                    self._stopped_by_broker.add(job_id)
-                    task.cancel()
-                elif task is None:  # its take answer may still be on the way
-                    self._early_stops[job_id] = now
-            for job_id, when in list(self._early_stops.items()):
-                if now - when > EARLY_STOP_MEMORY:
-                    del self._early_stops[job_id]
+            self._stop_jobs(job_ids)
             if not job_ids and time.monotonic() - asked < 0.05:
                 # the broker did not hold the poll: ask again on the next job, or in a while
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._job_started.wait(), EMPTY_STOP_POLL_PAUSE)
+
+    def _stop_jobs(self, job_ids: list[str]) -> None:
+        """Cancel the named running jobs; remember stops for jobs not taken yet."""
+        now = time.monotonic()
+        for job_id in job_ids:
+            task = self._jobs.get(job_id)
+            if task is not None and not task.done():
+                self._stopped_by_broker.add(job_id)
+                task.cancel()
+            elif task is None:  # its take answer may still be on the way
+                self._early_stops[job_id] = now
+        for job_id, when in list(self._early_stops.items()):
+            if now - when > EARLY_STOP_MEMORY:
+                del self._early_stops[job_id]
 
     async def _ping_loop(self, channel: WorkerChannel) -> None:
         ready = False
