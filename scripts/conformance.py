@@ -10,8 +10,9 @@ Two passes against a real emulator process:
 Checks: no 5xx, status codes and content types as documented, responses valid against
 their schema, schema-violating requests refused with a documented status (a problem+json
 body on REST, ``{"error": ...}`` on the queue), a missing key refused with 401. Where the
-reference and the seed contract disagree the seed wins: those checks are turned off per
-operation in ``DEVIATIONS`` below, each with its reason.
+reference and podbook part ways (the seed wins, or a rule its schema cannot express) those
+checks are turned off per operation, each with its reason, as ``reference/DEVIATIONS.md``
+lists them (the one list of deviations; ``DEVIATIONS`` below is read from it).
 
 Without ``--url`` the script starts its own emulator (temporary home and database, fast
 lifecycle, rate limits raised so that fuzzing is not throttled) and seeds one resource of
@@ -48,64 +49,32 @@ QUEUE_DOC_PATH = "/openapi/queue.json"
 GPU = "NVIDIA GeForce RTX 4090"
 DATA_CENTER = "US-KS-2"
 
-# The seed's rules beyond what a JSON schema says (exclusive fields, state rules, formats)
-# answer 400/422 to bodies the reference schema allows; schemathesis' "positive data
-# acceptance" would call those failures.
-_RULES = "positive_data_acceptance"
-_ALLOW = "Allow also names DELETE: /v2/registries/{id} matches 'delegations' too (answers 404)"
+DEVIATIONS_DOC = ROOT / "reference" / "DEVIATIONS.md"
+_ROW = re.compile(r"^\|\s*(D\d+)\s*\|")
 
-DEVIATIONS: dict[str, dict[str, str]] = {
-    # operationId -> {check: why it is off for this operation}
-    "createPod": {
-        _RULES: "seed: exactly one of gpu/cpu (400), persistent xor network mounts, "
-        "allowedCudaVersions xor minCudaVersion, no capacity (400)",
-    },
-    "updatePod": {_RULES: "seed rules re-checked on the merged pod (400) and state (409)"},
-    "podAction": {_RULES: "an action not allowed in the pod's status is 409 (reference)"},
-    "createCluster": {
-        _RULES: "seed: image required unless templateId; persistent xor network mounts (400)",
-    },
-    "updateCluster": {_RULES: "same cluster rules as create (400/422)"},
-    "createEndpoint": {
-        _RULES: "emulator: QUEUE endpoints only; gpu xor cpu; non-empty image; handler spec",
-    },
-    "updateEndpoint": {_RULES: "workers.min <= workers.max; timeout 5 s..7 d (seed policy)"},
-    "createTemplate": {_RULES: "ports are 'port/protocol' (seed container config)"},
-    "updateTemplate": {_RULES: "ports are 'port/protocol' (seed container config)"},
-    "createNetworkVolume": {_RULES: "a data center offers only some volume types (400)"},
-    "updateNetworkVolume": {_RULES: "a network volume never shrinks (400)"},
-    "updateSshKeys": {_RULES: "each key must be an authorized_keys line (422)"},
-    "createRegistry": {_RULES: "registry names are unique per account (409)"},
-    "listGpuTypes": {_RULES: "cudaVersions xor minCudaVersion; filters need include=AVAILABILITY"},
-    "getGpuType": {_RULES: "cudaVersions xor minCudaVersion; filters need include=AVAILABILITY"},
-    "listCpuTypes": {_RULES: "vcpuCount and the other filters need include=AVAILABILITY (400)"},
-    "getCpuType": {_RULES: "vcpuCount and the other filters need include=AVAILABILITY (400)"},
-    **{
-        op: {_RULES: "lastN excludes startTime/endTime; startTime before endTime (400)"}
-        for op in (
-            "listBilling",
-            "listPodBilling",
-            "listServerlessBilling",
-            "listEndpointBilling",
-            "listNetworkVolumeBilling",
-            "listClusterBilling",
-        )
-    },
-    # "include=" is both an empty list and a list of one empty item in the reference's form
-    # style; the emulator reads it as the latter and refuses it (422), as for every list.
-    "listDataCenters": {_RULES: "an empty list value (include=, regions=) is refused (422)"},
-    "getDataCenter": {_RULES: "an empty list value (include=) is refused (422)"},
-    "createDelegation": {
-        _RULES: "resource must be an ECR repository ARN (emulator, 422)",
-        "allow_header_conformance": _ALLOW,
-    },
-    "listDelegations": {"allow_header_conformance": _ALLOW},
-    # queue (the emulator's own document)
-    # JSON Schema counts 44226.0 as an integer; the strict contract refuses it (400).
-    "run": {_RULES: "whole-number floats in policy refused (strict contract); payload limits"},
-    "runsync": {_RULES: "whole-number floats in policy refused (strict contract); payload limits"},
-    "retry": {_RULES: "only FAILED or TIMED_OUT jobs can be retried (seed: 400)"},
-}
+
+def load_deviations(path: Path = DEVIATIONS_DOC) -> dict[str, dict[str, str]]:
+    """operationId -> {schemathesis check: why it is off}, from the table of deviations.
+
+    Each row of ``reference/DEVIATIONS.md`` names its operations (second column, in
+    backticks) and the checks turned off for them (last column, in backticks); the reason
+    is the row's id and its "why" column.
+    """
+    deviations: dict[str, dict[str, str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not _ROW.match(line):
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        row_id, operations, why, checks = cells[0], cells[1], cells[4], cells[-1]
+        for operation in re.findall(r"`(\w+)`", operations):
+            for check in re.findall(r"`(\w+)`", checks):
+                deviations.setdefault(operation, {})[check] = f"{row_id}: {why}"
+    return deviations
+
+
+# Where the reference and podbook part ways (the seed wins, or a rule the schema cannot
+# express refuses a body the schema allows): those checks are off for that operation only.
+DEVIATIONS = load_deviations()
 
 GLOBALLY_OFF = (
     "ignored_auth",

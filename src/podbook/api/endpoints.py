@@ -134,6 +134,10 @@ class Endpoint(ResponseModel):
     timeout: int | None = None
     flashboot: str | None = None
     created_at: str | None = None
+    request_urls: dict[str, str] | None = None
+    """Where the service takes requests for this endpoint (``run``, ``status``, ... for a
+    QUEUE endpoint; ``base`` and ``health`` for a load balancer). Read as given: the
+    reference's own examples hold templates such as ``.../status/{job_id}``."""
     gpu: dict[str, Any] | None = None
     cpu: list[dict[str, Any]] | None = None
     env: dict[str, str] | None = None
@@ -157,6 +161,10 @@ class Worker(ResponseModel):
     image: str | None = None
     uptime_seconds: int | None = None
     started_at: str | None = None
+    gpu_type_id: str | None = None
+    """The GPU type the worker is placed on (None until it is placed)."""
+    data_center_id: str | None = None
+    """The data center the worker is placed in (None until it is placed)."""
 
 
 class WorkerSummary(ResponseModel):
@@ -195,6 +203,10 @@ class Release(ResponseModel):
     worker_count: int = 0
     created_at: str
     diff: list[ReleaseDiffEntry] = Field(default_factory=list)
+    build_id: str | None = None
+    """The build that produced the release (``source`` ``GIT_BUILD``), else None."""
+    created_by_user_id: str | None = None
+    """The user who created the release, when known."""
 
 
 class RolloutSummary(ResponseModel):

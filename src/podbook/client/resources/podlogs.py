@@ -171,6 +171,14 @@ class LogFollower:
             self.resume_id = event.id
         return LogLine.model_validate(body)
 
+    def finish(self) -> LogLine | None:
+        """At the clean end of a stream: the line of an event the server sent complete but
+        without its closing blank line (the reference's own example ends so), unless it is
+        past the backfill. A stream that broke off raises instead and never gets here."""
+        event = self.parser.feed("")
+        line = self.take(event) if event else None
+        return None if line is None or self.past_snapshot(line) else line
+
     def past_snapshot(self, line: LogLine) -> bool:
         """Without follow: whether ``line`` is past the backfill (stop before it): the
         ``tail`` lines were all received, or it was written after the call began."""
@@ -247,6 +255,8 @@ class LogStream:
                             return
                         progressed = True
                         yield line
+                    if (last := f.finish()) is not None:
+                        yield last
                     return  # the server ended the stream: the pod is gone
                 except httpx.ReadTimeout as exc:
                     if not f.follow:
@@ -328,6 +338,8 @@ class AsyncLogStream:
                             return
                         progressed = True
                         yield line
+                    if (last := f.finish()) is not None:
+                        yield last
                     return
                 except httpx.ReadTimeout as exc:
                     if not f.follow:
