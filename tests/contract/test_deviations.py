@@ -15,7 +15,7 @@ import re
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -126,8 +126,8 @@ def test_d1_request_urls_examples_are_templates_not_uris(prism_static: PrismMock
     assert any("requestUrls" in map(str, v["location"]) and v["code"] == "format" for v in faults)
     # podbook reads the templates as given.
     example = next(a for a in recorded_answers() if a.operation == "getEndpoint" and a.is_success)
-    router_answer = example.response()
-    transport = httpx.MockTransport(lambda request: router_answer)
+    recorded = example.response()
+    transport = httpx.MockTransport(lambda request: recorded)
     with mock_client("http://127.0.0.1:9", transport) as client:
         endpoint = client.endpoints.get("4m7x2k9q")
     urls = example.value.get("requestUrls") or {}
@@ -211,7 +211,7 @@ def test_d4_the_log_examples_end_an_event_without_a_blank_line_and_are_read(
     assert [line.line for line in lines] == [expected]
 
 
-# ------------------------------------------------------------------ the seed wins
+# ------------------------------------------------------------------ paths, the seed, defaults
 
 
 @deviation("D5")
@@ -360,26 +360,14 @@ PROBES: dict[str, Probe] = {
 TESTED.update(PROBES)
 
 
-def _filled(value: Any, ids: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        return value.format(**ids) if ids else value
-    return value
-
-
-@pytest.fixture
-def raw(emulator: Any) -> Iterator[httpx.Client]:
-    """Account A's raw HTTP client of the session emulator."""
-    with emulator.http() as http:
-        yield http
-
-
 @pytest.mark.parametrize("row", sorted(PROBES, key=lambda r: int(r[1:])))
 def test_a_request_the_document_accepts_is_refused_by_podbook(
-    row: str, raw: httpx.Client, prism_static: PrismMock
+    row: str, emulator: Any, prism_static: PrismMock
 ) -> None:
     probe = PROBES[row]
-    ids = probe.setup(raw) if probe.setup else {}
-    path = _filled(probe.path, ids)
+    with emulator.http() as raw:
+        path = probe.path.format(**(probe.setup(raw) if probe.setup else {}))
+        answer = raw.request(probe.method, path, json=probe.json, params=probe.params)
     if probe.in_reference:
         mock = httpx.request(
             probe.method,
@@ -391,7 +379,6 @@ def test_a_request_the_document_accepts_is_refused_by_podbook(
         violations = json.loads(mock.headers.get("sl-violations", "[]"))
         refused = [v for v in violations if v["location"][0] == "request"]
         assert not refused and not 400 <= mock.status_code < 500, f"refused: {refused}"
-    answer = raw.request(probe.method, path, json=probe.json, params=probe.params)
     assert answer.status_code == probe.status, answer.text
     body = answer.json()
     assert body.get("detail") or body.get("error"), body

@@ -154,6 +154,15 @@ def check(outcome: Outcome, *, allow_d1: bool) -> list[str]:
     return problems
 
 
+def problems_in_rounds(runs: list[Run], operation: str, *, allow_d1: bool) -> list[str]:
+    """What went wrong with ``operation`` in any of ``runs``, each line naming its round."""
+    return [
+        f"round {i}: {line}"
+        for i, run in enumerate(runs)
+        for line in check(run.outcomes[operation], allow_d1=allow_d1)
+    ]
+
+
 @pytest.fixture(scope="module")
 def static_runs(prism_static: PrismMock) -> list[Run]:
     """Every step against the examples, one round per example name."""
@@ -170,11 +179,7 @@ def dynamic_runs(prism_dynamic: PrismMock) -> list[Run]:
 def test_mock_accepts_the_request_and_client_reads_the_examples(
     static_runs: list[Run], operation: str
 ) -> None:
-    problems = [
-        f"round {i}: {line}"
-        for i, run in enumerate(static_runs)
-        for line in check(run.outcomes[operation], allow_d1=True)
-    ]
+    problems = problems_in_rounds(static_runs, operation, allow_d1=True)
     sent = {
         route_of(e.method, e.path, OPERATIONS) for e in static_runs[0].outcomes[operation].exchanges
     }
@@ -186,11 +191,7 @@ def test_mock_accepts_the_request_and_client_reads_the_examples(
 def test_mock_accepts_the_request_and_client_reads_generated_answers(
     dynamic_runs: list[Run], operation: str
 ) -> None:
-    problems = [
-        f"round {i}: {line}"
-        for i, run in enumerate(dynamic_runs)
-        for line in check(run.outcomes[operation], allow_d1=False)
-    ]
+    problems = problems_in_rounds(dynamic_runs, operation, allow_d1=False)
     assert not problems, "\n".join(problems)
 
 

@@ -7,7 +7,6 @@ type fails against the emulator too, not first against the real service.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,16 +15,10 @@ from emu_helpers import create, gpu_pod
 
 
 @pytest.fixture
-def raw(emulator: Any) -> Iterator[httpx.Client]:
-    """Account A's raw HTTP client of the session emulator."""
-    with emulator.http() as client:
-        yield client
-
-
-@pytest.fixture
-def pod_id(raw: httpx.Client) -> str:
+def pod_id(emulator: Any) -> str:
     """A fresh pod."""
-    return str(create(raw, gpu_pod(name="accept-test"))["id"])
+    with emulator.http() as raw:
+        return str(create(raw, gpu_pod(name="accept-test"))["id"])
 
 
 @pytest.mark.parametrize(
@@ -33,9 +26,12 @@ def pod_id(raw: httpx.Client) -> str:
     ["application/json", "application/json, application/problem+json", "text/event-stream;q=0"],
 )
 def test_logs_refuse_an_accept_without_event_stream(
-    raw: httpx.Client, pod_id: str, accept: str
+    emulator: Any, pod_id: str, accept: str
 ) -> None:
-    response = raw.get(f"/v2/pods/{pod_id}/logs", params={"tail": 1}, headers={"Accept": accept})
+    with emulator.http() as raw:
+        response = raw.get(
+            f"/v2/pods/{pod_id}/logs", params={"tail": 1}, headers={"Accept": accept}
+        )
     assert response.status_code == 406
     assert response.headers["content-type"] == "application/problem+json"
     assert "text/event-stream" in response.json()["detail"]
@@ -44,12 +40,13 @@ def test_logs_refuse_an_accept_without_event_stream(
 @pytest.mark.parametrize(
     "accept", ["text/event-stream", "text/event-stream, application/problem+json", "*/*", "text/*"]
 )
-def test_logs_serve_an_accept_with_event_stream(
-    raw: httpx.Client, pod_id: str, accept: str
-) -> None:
+def test_logs_serve_an_accept_with_event_stream(emulator: Any, pod_id: str, accept: str) -> None:
     url = f"/v2/pods/{pod_id}/logs"
     timeout = httpx.Timeout(10.0, read=0.5)
-    with raw.stream("GET", url, headers={"Accept": accept}, timeout=timeout) as response:
+    with (
+        emulator.http() as raw,
+        raw.stream("GET", url, headers={"Accept": accept}, timeout=timeout) as response,
+    ):
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
 
