@@ -43,7 +43,6 @@ class Exchange:
     request_headers: httpx.Headers
     request_body: bytes
     response_headers: httpx.Headers
-    operation: str | None = None
 
     @property
     def violations(self) -> list[dict[str, Any]]:

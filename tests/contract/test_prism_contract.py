@@ -20,7 +20,7 @@ violation; that is deviation D1 of ``reference/DEVIATIONS.md`` and is the one fa
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -43,6 +43,7 @@ from reference_steps import (
 )
 
 from podbook import Client
+from podbook.api.ratelimit import RateLimitState
 from podbook.errors import RateLimited, ServerError, error_class_for_status
 
 OPERATIONS = reference_operations()
@@ -65,10 +66,12 @@ class Outcome:
 
 @dataclass
 class Run:
-    """One pass of every step against a mock."""
+    """One pass of steps against a mock: each outcome, the quota last read, and (when
+    traced) the client resource methods that were called."""
 
     outcomes: dict[str, Outcome]
-    rate_limit: Any
+    rate_limit: RateLimitState | None
+    called: set[str] = field(default_factory=set)
 
 
 def operation_of(request: httpx.Request) -> str | None:
@@ -87,15 +90,55 @@ def prefer_example(round_index: int) -> Callable[[httpx.Request], dict[str, str]
     return headers
 
 
+def resource_methods(client: Client) -> set[str]:
+    """``"pods.create"``-style names of every public method of every resource."""
+    names = set()
+    pending = [(name, value) for name, value in vars(client).items() if not name.startswith("_")]
+    while pending:
+        prefix, resource = pending.pop()
+        for name, member in inspect.getmembers(resource):
+            if name.startswith("_"):
+                continue
+            if inspect.ismethod(member):
+                names.add(f"{prefix}.{name}")
+            elif type(member).__module__.startswith("podbook.client.resources"):
+                pending.append((f"{prefix}.{name}", member))
+    return names
+
+
+class MethodTrace:
+    """Notes which resource methods of a client are called (by wrapping each one)."""
+
+    def __init__(self, client: Client) -> None:
+        self.called: set[str] = set()
+        for path in resource_methods(client):
+            owner: Any = client
+            *parents, name = path.split(".")
+            for parent in parents:
+                owner = getattr(owner, parent)
+            setattr(owner, name, self._wrap(path, getattr(owner, name)))
+
+    def _wrap(self, path: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            self.called.add(path)
+            return method(*args, **kwargs)
+
+        return traced
+
+
 def run_steps(
     mock: PrismMock,
     steps: dict[str, Callable[[Client, dict[str, Any]], Any]],
     headers_for: Callable[[httpx.Request], dict[str, str] | None] | None = None,
+    *,
+    trace: bool = False,
 ) -> Run:
-    """Every step against ``mock``, each outcome noted (an error does not stop the run)."""
+    """Every step against ``mock``, each outcome noted (an error does not stop the run);
+    ``trace`` notes which client methods the steps called."""
     recorder = ExchangeRecorder(headers_for=headers_for)
     outcomes: dict[str, Outcome] = {}
     with mock.client(recorder) as client:
+        tracer = MethodTrace(client) if trace else None
         ctx = StandInIds()
         for name, step in steps.items():
             first = len(recorder.exchanges)
@@ -105,7 +148,7 @@ def run_steps(
             except Exception as exc:  # noqa: BLE001 - reported per operation below
                 outcome.error = exc
             outcome.exchanges = recorder.exchanges[first:]
-        return Run(outcomes, client.rate_limit)
+        return Run(outcomes, client.rate_limit, tracer.called if tracer else set())
 
 
 def request_refusals(exchanges: list[Exchange]) -> list[str]:
@@ -127,13 +170,11 @@ def answer_faults(exchanges: list[Exchange]) -> list[dict[str, Any]]:
 
 
 def is_typed(value: Any) -> bool:
-    """Whether a step's result is what the client promises: models (or a list of them), log
-    lines, or None for a 204."""
-    if value is None or isinstance(value, str):
-        return value is None
+    """Whether a step's result is what the client promises: a model or a list of models, a
+    list of log lines (the steps keep their text), or None for a 204."""
     if isinstance(value, list):
-        return all(is_typed(item) or isinstance(item, str) for item in value)
-    return hasattr(type(value), "__pydantic_fields__") or hasattr(value, "__pydantic_fields__")
+        return all(isinstance(item, str) or is_typed(item) for item in value)
+    return value is None or hasattr(type(value), "__pydantic_fields__")
 
 
 def check(outcome: Outcome, *, allow_d1: bool) -> list[str]:
@@ -379,74 +420,23 @@ NOT_REFERENCE_OPERATIONS = {
 """Public resource methods that send no operation of the document of their own."""
 
 
-def resource_methods(client: Client) -> set[str]:
-    """``"pods.create"``-style names of every public method of every resource."""
-    names = set()
-    pending = [(name, value) for name, value in vars(client).items() if not name.startswith("_")]
-    while pending:
-        prefix, resource = pending.pop()
-        for name, member in inspect.getmembers(resource):
-            if name.startswith("_"):
-                continue
-            if inspect.ismethod(member):
-                names.add(f"{prefix}.{name}")
-            elif type(member).__module__.startswith("podbook.client.resources"):
-                pending.append((f"{prefix}.{name}", member))
-    return names
-
-
-class MethodTrace:
-    """Notes which resource methods of a client are called (by wrapping each one)."""
-
-    def __init__(self, client: Client) -> None:
-        self.called: set[str] = set()
-        for path in resource_methods(client):
-            owner: Any = client
-            *parents, name = path.split(".")
-            for parent in parents:
-                owner = getattr(owner, parent)
-            setattr(owner, name, self._wrap(path, getattr(owner, name)))
-
-    def _wrap(self, path: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        def traced(*args: Any, **kwargs: Any) -> Any:
-            self.called.add(path)
-            return method(*args, **kwargs)
-
-        return traced
-
-
 @pytest.fixture(scope="module")
-def variant_runs(prism_dynamic: PrismMock) -> Iterator[tuple[dict[str, Outcome], set[str]]]:
+def variant_run(prism_dynamic: PrismMock) -> Run:
     """The steps and the variants once against generated answers, tracing the methods."""
-    recorder = ExchangeRecorder()
-    outcomes: dict[str, Outcome] = {}
-    with prism_dynamic.client(recorder) as client:
-        trace = MethodTrace(client)
-        ctx = StandInIds()
-        for name, step in {**STEPS, **VARIANTS}.items():
-            first = len(recorder.exchanges)
-            outcome = outcomes[name] = Outcome(name)
-            try:
-                outcome.result = step(client, ctx)
-            except Exception as exc:  # noqa: BLE001 - reported per call below
-                outcome.error = exc
-            outcome.exchanges = recorder.exchanges[first:]
-        yield outcomes, trace.called
+    return run_steps(prism_dynamic, {**STEPS, **VARIANTS}, trace=True)
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_client_method_variant_against_the_mock(
-    variant_runs: tuple[dict[str, Outcome], set[str]], variant: str
-) -> None:
-    problems = check(variant_runs[0][variant], allow_d1=False)
+def test_client_method_variant_against_the_mock(variant_run: Run, variant: str) -> None:
+    problems = check(variant_run.outcomes[variant], allow_d1=False)
     assert not problems, "\n".join(problems)
 
 
 def test_every_public_client_method_ran_against_the_mock(
-    variant_runs: tuple[dict[str, Outcome], set[str]], prism_dynamic: PrismMock
+    variant_run: Run, prism_dynamic: PrismMock
 ) -> None:
     with prism_dynamic.client(httpx.HTTPTransport()) as client:
         methods = resource_methods(client)
-    never = sorted(methods - variant_runs[1] - set(NOT_REFERENCE_OPERATIONS))
+    never = sorted(methods - variant_run.called - set(NOT_REFERENCE_OPERATIONS))
     assert not never, "client methods never run against the mock: " + ", ".join(never)
     assert set(NOT_REFERENCE_OPERATIONS) <= methods
