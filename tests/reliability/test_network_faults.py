@@ -40,6 +40,21 @@ def proxy(emulator):
         yield fault_proxy
 
 
+@pytest.fixture(scope="module")
+def retaining_emulator(start_emulator):
+    """An emulator of this module's own that keeps finished jobs 20 times the seed's
+    retention, so its ``/health`` completed count only grows while a test stalls (on the
+    session emulator, other tests' jobs expire meanwhile and the count drops)."""
+    return start_emulator(extra_args=("--queue-time-scale", "20"))
+
+
+@pytest.fixture
+def retaining_proxy(retaining_emulator):
+    """A fault proxy in front of :func:`retaining_emulator`."""
+    with FaultProxy(retaining_emulator.port) as fault_proxy:
+        yield fault_proxy
+
+
 def proxied(emulator, proxy, **kwargs) -> Client:
     """A client of the emulator through ``proxy``."""
     kwargs.setdefault("retry", PATIENT)
@@ -234,7 +249,8 @@ def test_status_down_beyond_the_budget_is_one_clear_line(emulator, proxy):
 # -- runsync -----------------------------------------------------------------------------
 
 
-def test_runsync_whose_answer_is_lost_is_not_resent(emulator, proxy):
+def test_runsync_whose_answer_is_lost_is_not_resent(retaining_emulator, retaining_proxy):
+    emulator, proxy = retaining_emulator, retaining_proxy
     before = completed(emulator, "echo")
     with proxied(emulator, proxy) as client:
         proxy.drop_after(30)  # the job ran; its answer is cut
@@ -246,7 +262,8 @@ def test_runsync_whose_answer_is_lost_is_not_resent(emulator, proxy):
     assert completed(emulator, "echo") == before + 1  # ran once, never resubmitted
 
 
-def test_runsync_that_never_connected_is_sent_again(emulator, proxy):
+def test_runsync_that_never_connected_is_sent_again(retaining_emulator, retaining_proxy):
+    emulator, proxy = retaining_emulator, retaining_proxy
     before = completed(emulator, "echo")
     with proxied(emulator, proxy) as client:
         proxy.refuse(0.8)
@@ -255,7 +272,8 @@ def test_runsync_that_never_connected_is_sent_again(emulator, proxy):
     assert completed(emulator, "echo") == before + 1
 
 
-def test_runsync_stalled_past_its_timeout_is_not_resent(emulator, proxy):
+def test_runsync_stalled_past_its_timeout_is_not_resent(retaining_emulator, retaining_proxy):
+    emulator, proxy = retaining_emulator, retaining_proxy
     before = completed(emulator, "echo")
     with proxied(emulator, proxy, timeout=httpx.Timeout(5.0)) as client:
         proxy.stall(25.0)
@@ -270,7 +288,10 @@ def test_runsync_stalled_past_its_timeout_is_not_resent(emulator, proxy):
 
 
 @pytest.mark.anyio
-async def test_async_runsync_whose_answer_is_lost_is_not_resent(emulator, proxy):
+async def test_async_runsync_whose_answer_is_lost_is_not_resent(
+    retaining_emulator, retaining_proxy
+):
+    emulator, proxy = retaining_emulator, retaining_proxy
     before = completed(emulator, "echo")
     async with AsyncClient(api_key=emulator.api_key, url=proxy.url, retry=PATIENT) as client:
         proxy.drop_after(30)

@@ -10,8 +10,9 @@ row :class:`~podbook.errors.ConnectionFailed` is raised.
 
 ``follow=True`` follows new lines until the stream ends (the pod was terminated) or the
 iterator is closed. ``follow=False`` returns the backfill: it ends after ``tail`` lines,
-once no event arrived for ``idle`` seconds, or before the first line stamped after the call
-began.
+once no event arrived for ``idle`` seconds, or before the first line stamped more than
+:data:`SNAPSHOT_SLACK` seconds after the first answer arrived (a line the server wrote while it
+picked the backfill still belongs to it).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import httpx
 from podbook.api.logs import LOG_SOURCES, TAIL_MAX, LogLine, parse_event_id, parse_rfc3339
 from podbook.client.core import Call
 from podbook.client.resources.base import path_id
+from podbook.client.sse import SseEvent, SseParser
 from podbook.errors import InvalidRequest
 
 if TYPE_CHECKING:
@@ -39,57 +41,12 @@ __all__ = ["AsyncLogStream", "LogFollower", "LogStream", "SseParser", "log_call"
 
 FOLLOW_READ_TIMEOUT = 60.0  # the emulator sends a keep-alive comment every 15 s
 DEFAULT_IDLE = 1.0
+SNAPSHOT_SLACK = 0.5
+"""Seconds after the first answer within which a line still belongs to the backfill: the
+server picks its backfill just after it answers, and stamps what it writes then."""
 EVENT_STREAM_ACCEPT = "text/event-stream, application/problem+json"
 """``Accept`` of a log request: the route serves only SSE (and problem+json errors); the
 client's default ``application/json`` is refused with 406 by a strict server."""
-
-
-@dataclass
-class SseEvent:
-    """One dispatched Server-Sent Event."""
-
-    data: str
-    id: str | None
-    event: str = "message"
-
-
-@dataclass
-class SseParser:
-    """Incremental SSE parser: feed it lines (without their line ending), get events."""
-
-    last_id: str | None = None
-    retry_ms: int | None = None
-    _data: list[str] = field(default_factory=list)
-    _event: str = ""
-    _pending_id: str | None = None
-
-    def feed(self, line: str) -> SseEvent | None:
-        """Take one line; return the event a blank line completes, else None."""
-        if line == "":
-            if not self._data:
-                self._event = ""
-                return None
-            self.last_id = self._pending_id
-            event = SseEvent("\n".join(self._data), self.last_id, self._event or "message")
-            self._data, self._event = [], ""
-            return event
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            self._data.append(value)
-        elif name == "id" and "\0" not in value:
-            self._pending_id = value  # the event's id once it is complete
-        elif name == "event":
-            self._event = value
-        elif name == "retry" and value.isdigit():
-            self.retry_ms = int(value)
-        return None
-
-    def reset_event(self) -> None:
-        """Forget a half-received event (its connection dropped)."""
-        self._data, self._event, self._pending_id = [], "", self.last_id
 
 
 def log_call(pod: Any, source: str | None, tail: int | None, since: Any) -> Call[None]:
@@ -124,6 +81,7 @@ class LogFollower:
     parser: SseParser = field(default_factory=SseParser)
     failures: int = 0
     started: float = field(default_factory=time.time)
+    answered: bool = False
     resume_id: str | None = None
     kept: int = 0
     _last_seq: int | None = None
@@ -147,6 +105,12 @@ class LogFollower:
         if self.resume_id:
             request.headers["Last-Event-ID"] = self.resume_id
         request.extensions["timeout"] = self.timeout(http).as_dict()
+
+    def answer_arrived(self) -> None:
+        """The first 200 arrived: the backfill is what was written up to just after it."""
+        if not self.answered:
+            self.answered = True
+            self.started = max(self.started, time.time() + SNAPSHOT_SLACK)
 
     def take(self, event: SseEvent) -> LogLine | None:
         """The line an event carries, or None for one already seen (or not a log line)."""
@@ -181,7 +145,7 @@ class LogFollower:
 
     def past_snapshot(self, line: LogLine) -> bool:
         """Without follow: whether ``line`` is past the backfill (stop before it): the
-        ``tail`` lines were all received, or it was written after the call began."""
+        ``tail`` lines were all received, or it was written after the backfill was taken."""
         if self.follow:
             return False
         self.kept += 1
@@ -246,6 +210,7 @@ class LogStream:
                     if response.status_code != 200:
                         response.read()
                         core.finish(f.call, response)
+                    f.answer_arrived()
                     for text in response.iter_lines():
                         event = f.parser.feed(text)
                         line = f.take(event) if event else None
@@ -329,6 +294,7 @@ class AsyncLogStream:
                     if response.status_code != 200:
                         await response.aread()
                         core.finish(f.call, response)
+                    f.answer_arrived()
                     async for text in response.aiter_lines():
                         event = f.parser.feed(text)
                         line = f.take(event) if event else None
