@@ -193,6 +193,11 @@ def _problem_fields(response: httpx.Response) -> tuple[str | None, str, list[str
             return title, str(body.get("detail") or ""), lines
         if "error" in body:
             error = body["error"]
+            if isinstance(error, dict) and "message" in error:  # OpenAI's error shape
+                from podbook.api.openai import openai_error_line
+
+                kind, detail = openai_error_line(error)
+                return title or kind, detail, lines
             detail = error if isinstance(error, str) else json.dumps(error)
             return title, detail, lines
         if "message" in body:

@@ -1,5 +1,7 @@
 """Queue endpoints: ``client.endpoint(ID)`` — run, runsync, status (plain, or held open
-until the job ends), stream, cancel, retry, purge-queue and health of one serverless endpoint.
+until the job ends), stream, cancel, retry, purge-queue, health and the recent requests of one
+serverless endpoint, and chat through its OpenAI-compatible route
+(:mod:`~podbook.client.resources.chat`: ``chat()``, ``openai_base_url``).
 
 Requests are checked before they are sent, with the limits of :mod:`podbook.api.queue`
 (payload size on the encoded JSON, ``wait``, ``ttl``, ``executionTimeout``); a request the
@@ -23,7 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from podbook.client.core import Call, invalid_request_from
 from podbook.client.jobs import AsyncJob, Job, StatusPoll
-from podbook.client.resources.base import model_parser, path_id, wire_keys
+from podbook.client.resources.base import list_parser, model_parser, path_id, wire_keys
+from podbook.client.resources.chat import AsyncEndpointChat, EndpointChat
 from podbook.client.resources.streamcursor import StreamReader
 from podbook.errors import InvalidRequest, NotFound, PodbookError
 
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
         JobRecord,
         PurgeResponse,
         QueueOperation,
+        RequestRecord,
         S3Config,
         StreamChunk,
         StreamResponse,
@@ -240,6 +244,16 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
             parse=model_parser(_queue().HealthResponse),
         )
 
+    @staticmethod
+    def requests(endpoint_id: str) -> Call[list[RequestRecord]]:
+        """``GET /v2/{endpoint}/requests``: the endpoint's recent requests, newest first."""
+        return Call(
+            "GET",
+            f"/v2/{endpoint_id}/requests",
+            base="queue",
+            parse=list_parser(_queue().RequestRecord, "requests"),
+        )
+
 
 def _chunks(batch: StreamResponse) -> list[StreamChunk]:
     return list(batch.stream)
@@ -292,7 +306,7 @@ class _EndpointBase:
         return f"<{type(self).__name__} {self.id!r}>"
 
 
-class EndpointClient(_EndpointBase):
+class EndpointClient(EndpointChat, _EndpointBase):
     """One queue endpoint of a :class:`~podbook.client.Client`: ``client.endpoint("echo")``."""
 
     def __init__(self, client: Client, endpoint_id: str) -> None:
@@ -430,8 +444,13 @@ class EndpointClient(_EndpointBase):
         """Job and worker counts of the endpoint (``GET /health``)."""
         return self._client.request(queue_calls.health(self._path_id))
 
+    def requests(self) -> list[RequestRecord]:
+        """The endpoint's recent requests (jobs), newest first, with their status, timings and
+        the OpenAI route they came through (``GET /requests``)."""
+        return self._client.request(queue_calls.requests(self._path_id))
 
-class AsyncEndpointClient(_EndpointBase):
+
+class AsyncEndpointClient(AsyncEndpointChat, _EndpointBase):
     """One queue endpoint of an :class:`~podbook.client.AsyncClient`; awaitable methods."""
 
     def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
@@ -553,6 +572,10 @@ class AsyncEndpointClient(_EndpointBase):
     async def health(self) -> HealthResponse:
         """Job and worker counts of the endpoint (``GET /health``)."""
         return await self._client.request(queue_calls.health(self._path_id))
+
+    async def requests(self) -> list[RequestRecord]:
+        """The endpoint's recent requests, newest first (``GET /requests``)."""
+        return await self._client.request(queue_calls.requests(self._path_id))
 
 
 def _monotonic() -> float:
