@@ -15,6 +15,7 @@ _LAZY = {
     "AsyncClient": "podbook.client",
     "errors": "podbook.errors",
     "serve": "podbook.worker.background",
+    "openai_handler": "podbook.worker.openai_compat",
 }
 
 

@@ -63,6 +63,9 @@ __all__ = [
     "PurgeResponse",
     "QueueOperation",
     "QueueError",
+    "REQUESTS_MAX_ITEMS",
+    "RequestRecord",
+    "RequestsResponse",
     "S3Config",
     "StreamChunk",
     "StreamMetrics",
@@ -485,6 +488,40 @@ class QueueError(ResponseModel):
     """A queue error body: ``{"error": "<one line>"}`` (not problem+json)."""
 
     error: str
+
+
+REQUESTS_MAX_ITEMS = 100
+"""Requests ``GET /requests`` lists at most (the newest)."""
+
+
+class RequestRecord(ResponseModel):
+    """One of an endpoint's recent requests (jobs), as ``GET /requests`` lists it.
+
+    An emulator-defined shape (no public page documents the service's). ``created_at``,
+    ``started_at`` and ``completed_at`` are RFC 3339 times; ``delay_time`` and
+    ``execution_time`` are ms, once the job started; ``route`` is the OpenAI path
+    (``/v1/chat/completions``) of a request that came through ``/openai``.
+    """
+
+    id: str
+    status: str
+    created_at: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    delay_time: int | None = None
+    execution_time: int | None = None
+    route: str | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the request's job has ended."""
+        return self.status in TERMINAL_JOB_STATUSES
+
+
+class RequestsResponse(ResponseModel):
+    """``GET /requests``: ``{"requests": [...]}``, newest first."""
+
+    requests: list[RequestRecord] = Field(default_factory=list)
 
 
 # --- submission and payload size -----------------------------------------------------------

@@ -51,7 +51,7 @@ def rule_for(path: str) -> BodyRule:
                 True,
                 "use runsync (up to 20 MB), or pass large data by reference (a URL)",
             )
-        if operation == "runsync":
+        if operation in ("runsync", "openai"):
             return BodyRule(
                 RUNSYNC_MAX_BYTES,
                 True,

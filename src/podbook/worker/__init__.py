@@ -3,7 +3,8 @@
 - ``podbook worker handler.py[:fn] --endpoint ID [--concurrency N] [--url URL]`` (CLI);
 - :func:`serve` — ``podbook.serve(fn, endpoint=ID, concurrency=N)`` from a notebook;
 - :func:`progress` — a progress update from inside a handler;
-- :class:`Chunk` — a streamed chunk with per-chunk ``metrics``.
+- :class:`Chunk` — a streamed chunk with per-chunk ``metrics``;
+- :func:`openai_handler` — a text generator as an OpenAI-compatible handler.
 
 Handlers follow the ``runpod`` convention: ``fn(job)`` gets the whole job object; sync,
 async, generator and async generator functions all work. Only httpx is used to talk to
@@ -21,6 +22,7 @@ __all__ = [
     "ServedWorker",
     "WorkerConfig",
     "load_handler",
+    "openai_handler",
     "progress",
     "serve",
 ]
@@ -31,6 +33,7 @@ _HOMES = {
     "ServedWorker": "podbook.worker.background",
     "WorkerConfig": "podbook.worker.config",
     "load_handler": "podbook.worker.handlers",
+    "openai_handler": "podbook.worker.openai_compat",
     "progress": "podbook.worker.reporting",
     "serve": "podbook.worker.background",
 }

@@ -7,6 +7,11 @@
   ``output_tokens`` (so far) and ``text`` (a list), and ``metrics`` with the seed's fields,
   computed from the stream it really produced (measured throughputs, tokens so far, the
   chunk's index, how many demo streams run in this worker).
+- ``chat-demo`` (:data:`chat_demo`): an OpenAI-compatible chat model with no code, built with
+  :func:`podbook.openai_handler`: point the ``openai`` package at
+  ``{queue_url}/v2/chat-demo/openai/v1``. It answers chat and completion requests with
+  pretend words, one token per piece, ``delay_ms`` apart (an extra body field, default 20;
+  0..60000), as many as ``max_tokens`` (default 32); model name ``chat-demo``.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from podbook.worker.openai_compat import RequestError, openai_handler
 from podbook.worker.results import Chunk
 
-__all__ = ["KV_CACHE_TOKENS", "echo", "stream_demo"]
+__all__ = ["KV_CACHE_TOKENS", "chat_demo", "echo", "stream_demo"]
 
 DEFAULT_PROMPT = "Tell me about GPUs."
 DEFAULT_MAX_TOKENS = 32
@@ -114,3 +120,24 @@ async def stream_demo(job: dict[str, Any]) -> AsyncIterator[Chunk]:
             yield Chunk(output, metrics)
     finally:
         _running -= 1
+
+
+async def _chat_words(prompt_or_messages: Any, params: dict[str, Any]) -> AsyncIterator[str]:
+    """The pretend reply of ``chat-demo``: the demo text from a place the prompt picks."""
+    try:
+        delay_ms = _int_field(params, "delay_ms", DEFAULT_DELAY_MS, 0, MAX_DELAY_MS)
+    except ValueError as exc:
+        raise RequestError(str(exc).replace("input.", ""), "delay_ms") from None
+    count = params.get("max_completion_tokens") or params.get("max_tokens") or DEFAULT_MAX_TOKENS
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise RequestError(f"max_tokens must be a positive integer, got {count!r}", "max_tokens")
+    start = random.Random(repr(prompt_or_messages)).randrange(len(_WORDS))
+    for index in range(min(count, MAX_TOKENS_LIMIT)):
+        if delay_ms:
+            await asyncio.sleep(delay_ms / 1000)
+        word = _WORDS[(start + index) % len(_WORDS)]
+        yield word if index == 0 else " " + word
+
+
+chat_demo = openai_handler(_chat_words, model="chat-demo")
+"""The handler of the built-in ``chat-demo`` endpoint (OpenAI chat and completions)."""

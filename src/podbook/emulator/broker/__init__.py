@@ -46,7 +46,7 @@ def routes() -> list[object]:
     """
     from podbook.emulator.broker import protocol
     from podbook.emulator.broker.endpoints import register_endpoint_convertor
-    from podbook.emulator.routes import queue, serverless
+    from podbook.emulator.routes import openai, queue, serverless
 
     register_endpoint_convertor()
-    return [*serverless.routes(), *protocol.routes(), *queue.routes()]
+    return [*serverless.routes(), *protocol.routes(), *queue.routes(), *openai.routes()]

@@ -2,7 +2,7 @@
 
 A local endpoint's id is its ``name`` when that is a free, URL-safe id (so ``--name demo``
 gives ``/v2/demo/...``), else a generated ``ep_...`` id. Ids are per account: every account
-has its own ``echo`` and ``stream-demo``. The record has the reference's Endpoint shape plus
+has its own ``echo``, ``stream-demo`` and ``chat-demo``. The record has the reference's Endpoint shape plus
 the emulator-only ``handler`` (``path/to/handler.py[:fn]`` or ``package.module:fn``), which
 makes the emulator start and supervise podbook workers for it.
 """
@@ -28,6 +28,7 @@ from podbook.emulator.broker.limits import (
 BUILTIN_HANDLERS: dict[str, str] = {
     "echo": "podbook.worker.builtins:echo",
     "stream-demo": "podbook.worker.builtins:stream_demo",
+    "chat-demo": "podbook.worker.builtins:chat_demo",
 }
 
 # First path segments of REST routes: an endpoint named like one would be unreachable.

@@ -32,7 +32,8 @@ def endpoint_not_found(endpoint_id: str) -> QueueError:
     return QueueError(
         404,
         f"endpoint {endpoint_id!r} not found; create it with POST /v2/serverless or "
-        "'podbook emulator --endpoint NAME', or use the built-in 'echo' or 'stream-demo'",
+        "'podbook emulator --endpoint NAME', or use a built-in: 'echo', 'stream-demo', "
+        "'chat-demo'",
     )
 
 

@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from podbook.emulator.broker.limits import TERMINAL
+from podbook.emulator.lifecycle import iso
 
 IN_QUEUE = "IN_QUEUE"
 IN_PROGRESS = "IN_PROGRESS"
@@ -133,6 +134,25 @@ class Job:
             record["error"] = self.error
         if self.worker_id is not None:
             record["workerId"] = self.worker_id
+        return record
+
+    def request_record(self, now_ms: int) -> dict[str, Any]:
+        """The ``/requests`` item: id, status, times (RFC 3339 and ms), the OpenAI route."""
+        timing = self.status_record(now_ms)
+        record: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "createdAt": iso(self.submitted_at / 1000),
+        }
+        if self.started_at is not None:
+            record["startedAt"] = iso(self.started_at / 1000)
+        if self.finished_at is not None and self.terminal:
+            record["completedAt"] = iso(self.finished_at / 1000)
+        record["delayTime"] = timing["delayTime"]
+        record["executionTime"] = timing["executionTime"]
+        route = self.input.get("openai_route") if isinstance(self.input, dict) else None
+        if isinstance(route, str):
+            record["route"] = route
         return record
 
     def work_item(self) -> dict[str, Any]:

@@ -23,7 +23,9 @@ from podbook.emulator.broker.limits import (
 
 
 @dataclass
-class _Counter:
+class Counted:
+    """One operation's counts on one endpoint: its 10 s window and the requests in flight."""
+
     window_start: float = 0.0
     used: int = 0
     in_flight: int = 0
@@ -41,11 +43,11 @@ class QueueRateLimiter:
         for op, (rate, concurrent) in (overrides or {}).items():
             self._limits[op] = OperationLimit(rate, concurrent)
         self._clock = clock
-        self._counters: dict[tuple[str, str, str], _Counter] = {}
+        self._counters: dict[tuple[str, str, str], Counted] = {}
 
     def acquire(
         self, account_id: str, endpoint_id: str, op: str, workers: int = 0
-    ) -> _Counter | None:
+    ) -> Counted | None:
         """Count one request (429 :class:`QueueError` beyond); release it when it ends.
 
         ``workers`` is the number of workers connected to the endpoint: the rate per 10 s is
@@ -58,7 +60,7 @@ class QueueRateLimiter:
         key = (account_id, endpoint_id, op)
         counter = self._counters.get(key)
         if counter is None:
-            counter = self._counters[key] = _Counter()
+            counter = self._counters[key] = Counted()
         now = self._clock()
         if now >= counter.window_start + RATE_WINDOW_SECONDS:
             counter.window_start = now - (now % RATE_WINDOW_SECONDS)
@@ -83,7 +85,7 @@ class QueueRateLimiter:
         return counter
 
     @staticmethod
-    def release(counter: _Counter | None) -> None:
+    def release(counter: Counted | None) -> None:
         """End a request counted by :meth:`acquire`."""
         if counter is not None:
             counter.in_flight -= 1

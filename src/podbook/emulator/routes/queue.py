@@ -1,6 +1,6 @@
 """Client-facing queue operations under ``/v2/{endpoint_id}/...``.
 
-run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health — with the seed's
+run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health, requests — with the seed's
 per-operation rate limits and ``{"error": ...}`` bodies (not problem+json). Both
 ``Authorization: Bearer <key>`` and a bare key are accepted. These routes must be mounted
 after every explicit REST prefix.
@@ -8,6 +8,7 @@ after every explicit REST prefix.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from podbook.api.queue import REQUESTS_MAX_ITEMS
 from podbook.emulator.auth import authenticate
 from podbook.emulator.broker.core import now_ms
 from podbook.emulator.broker.errors import QueueError, error_response
@@ -24,6 +26,7 @@ from podbook.emulator.broker.limits import (
     WAIT_DEFAULT_MS,
 )
 from podbook.emulator.broker.queues import EndpointQueue
+from podbook.emulator.broker.ratelimit import Counted
 from podbook.emulator.broker.service import QueueService, queue_service
 from podbook.emulator.broker.streams import parse_cursor
 from podbook.emulator.broker.submission import parse_submission, query_ms
@@ -38,23 +41,40 @@ class QueueRequest:
     request: Request
     queue: EndpointQueue
     service: QueueService
+    counter: Counted | None = None
 
     def job(self) -> Job:
         """The job named in the path (404 when unknown or expired)."""
         return self.service.broker.find_job(self.queue, self.request.path_params["job_id"])
+
+    def hold_concurrency(self) -> Callable[[], None]:
+        """Keep this request counted as concurrent after its handler returns (for a response
+        that goes on streaming); the returned function ends it (call it once)."""
+        counter, self.counter = self.counter, None
+        return lambda: self.service.limiter.release(counter)
 
 
 QueueHandler = Callable[[QueueRequest], Awaitable[Response]]
 
 
 def queue_route(
-    path: str, handler: QueueHandler, methods: Sequence[str], operation: str, *, write: bool
+    path: str,
+    handler: QueueHandler,
+    methods: Sequence[str],
+    operation: str,
+    *,
+    write: bool,
+    render_error: Callable[[QueueError], Response] = error_response,
 ) -> Route:
-    """A route: authenticate (401), find the endpoint (404), count the operation (429)."""
+    """A route: authenticate (401), find the endpoint (404), count the operation (429).
+
+    ``render_error`` shapes the error answers (the queue's ``{"error": ...}`` by default).
+    """
 
     async def endpoint(request: Request) -> Response:
         service = queue_service(request)
         counter = None
+        req: QueueRequest | None = None
         try:
             try:
                 caller = authenticate(
@@ -70,13 +90,14 @@ def queue_route(
             counter = service.limiter.acquire(
                 caller.account_id, queue.endpoint_id, operation, len(queue.workers)
             )
+            req = QueueRequest(request, queue, service, counter)
             if write and not caller.can_write:
                 raise QueueError(403, "this API key is read-only; use a full-access key")
-            return await handler(QueueRequest(request, queue, service))
+            return await handler(req)
         except QueueError as error:
-            return error_response(error)
+            return render_error(error)
         finally:
-            service.limiter.release(counter)
+            service.limiter.release(req.counter if req is not None else counter)
 
     endpoint.__name__ = handler.__name__
     return Route(path, endpoint, methods=list(methods))
@@ -169,6 +190,16 @@ async def health(req: QueueRequest) -> Response:
     return json_response(req.queue.health())
 
 
+async def requests(req: QueueRequest) -> Response:
+    """``GET /requests``: the endpoint's recent jobs, newest first (at most
+    ``REQUESTS_MAX_ITEMS``; an emulator-defined shape, see ``api.queue.RequestRecord``)."""
+    now = now_ms()
+    newest = heapq.nlargest(
+        REQUESTS_MAX_ITEMS, req.queue.jobs.values(), key=lambda job: job.submitted_at
+    )
+    return json_response({"requests": [job.request_record(now) for job in newest]})
+
+
 def routes() -> list[BaseRoute]:
     """The client-facing queue routes."""
     base = "/v2/{endpoint_id:endpoint}"
@@ -184,4 +215,5 @@ def routes() -> list[BaseRoute]:
         queue_route(f"{base}/retry/{job}", retry, ["POST"], "retry", write=True),
         queue_route(f"{base}/purge-queue", purge_queue, ["POST"], "purge-queue", write=True),
         queue_route(f"{base}/health", health, ["GET"], "health", write=False),
+        queue_route(f"{base}/requests", requests, ["GET"], "requests", write=False),
     ]
