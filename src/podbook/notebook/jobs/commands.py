@@ -81,12 +81,18 @@ class EndpointCommand:
 
 @dataclass(frozen=True)
 class ServeCommand:
-    """``%endpoint serve FUNC --name ID [--concurrency N]``."""
+    """``%endpoint serve FUNC --name ID [--concurrency N] [--openai [--model NAME]]``.
+
+    ``openai``: FUNC is a text generator served as an OpenAI-compatible endpoint (wrapped by
+    ``podbook.openai_handler``, answering under ``model``, default the endpoint's ID).
+    """
 
     function: str
     endpoint_id: str
     concurrency: int = 1
     output: str | None = None
+    openai: bool = False
+    model: str | None = None
 
 
 def build_runjob_parser() -> MagicArgumentParser:
@@ -195,15 +201,26 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
     serve.add_argument(
         "--concurrency", type=POSITIVE_INT, default=1, metavar="N", help="jobs run at once"
     )
+    serve.add_argument(
+        "--openai",
+        action="store_true",
+        help="FUNC(prompt_or_messages, params) yields text pieces: serve it as an "
+        "OpenAI-compatible endpoint (podbook.openai_handler)",
+    )
+    serve.add_argument("--model", metavar="NAME", help="--openai: the model name it answers as")
     add_output_argument(serve)
-    commands["serve"] = Subcommand(
-        serve,
-        lambda ns: ServeCommand(
+
+    def build_serve(ns: Any) -> ServeCommand:
+        if ns.model is not None and not ns.openai:
+            raise UsageError("%endpoint serve: --model applies to --openai only; add --openai.")
+        return ServeCommand(
             function=ns.function,
             endpoint_id=ns.name,
             concurrency=ns.concurrency,
             output=ns.output,
-        ),
-        "serve a handler function on an endpoint",
-    )
+            openai=ns.openai,
+            model=ns.model,
+        )
+
+    commands["serve"] = Subcommand(serve, build_serve, "serve a handler function on an endpoint")
     return commands

@@ -87,7 +87,8 @@ def endpoint_purge(book: JobBook, command: EndpointCommand) -> Any:
 
 def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str, Any]) -> Any:
     """``%endpoint serve FUNC --name ID``: serve a handler of the notebook on a background
-    worker thread; returns the worker's handle (``.stop()``)."""
+    worker thread; returns the worker's handle (``.stop()``). With ``--openai``, FUNC is a
+    generator of text pieces served as an OpenAI-compatible endpoint."""
     fn = namespace.get(command.function)
     if fn is None:
         raise UsageError(
@@ -101,6 +102,17 @@ def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str,
         )
     from podbook.worker import serve
 
+    if command.openai:
+        import inspect
+
+        from podbook.worker.openai_compat import openai_handler
+
+        if not (inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)):
+            raise UsageError(
+                f"%endpoint serve --openai: {command.function} must be a generator function "
+                "such as `def generate(prompt_or_messages, params): yield 'Hello'`."
+            )
+        fn = openai_handler(fn, model=command.model or command.endpoint_id)
     try:
         handle = serve(
             fn,
@@ -115,6 +127,12 @@ def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str,
         f"Serving {command.function} on endpoint {command.endpoint_id} "
         f"({command.concurrency} job(s) at once); stop it with .stop() on the returned handle."
     )
+    if command.openai:
+        base_url = book.session.client.endpoint(command.endpoint_id).openai_base_url
+        print(
+            f"OpenAI-compatible (model {command.model or command.endpoint_id!r}): "
+            f"base_url={base_url}; try `%%chat {command.endpoint_id}`."
+        )
     return handle
 
 
