@@ -144,6 +144,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OP=RATE[/CONCURRENT]",
         help="per-endpoint limit of a queue operation per 10 s (e.g. run=1000/200)",
     )
+    balancing = emu.add_argument_group("load-balancing endpoints")
+    balancing.add_argument(
+        "--lb-health-seconds",
+        type=positive_seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="how often each load-balancing worker's /ping is polled (default 1)",
+    )
+    balancing.add_argument(
+        "--lb-ready-wait-seconds",
+        type=positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a request waits for a registered worker to become healthy (default 10)",
+    )
+    balancing.add_argument(
+        "--lb-timeout-seconds",
+        type=positive_seconds,
+        default=330.0,
+        metavar="SECONDS",
+        help="a worker that has not answered within this long gets the caller a 524 (default 330)",
+    )
     emu.set_defaults(run=run_emulator)
     from podbook.worker.cli import add_worker_commands
 
@@ -174,6 +196,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         parse_declared_endpoint,
         parse_rate_limit,
     )
+    from podbook.emulator.loadbalancer import LoadBalancerSettings
     from podbook.emulator.server import configure_logging, remote_bind_refusal, serve
     from podbook.emulator.settings import (
         DEFAULT_QUOTAS,
@@ -196,6 +219,11 @@ def run_emulator(args: argparse.Namespace) -> int:
             time_scale=args.queue_time_scale,
             endpoints=[parse_declared_endpoint(text) for text in args.endpoint],
             rate_limits=dict(parse_rate_limit(text) for text in args.queue_rate_limit),
+            load_balancer=LoadBalancerSettings(
+                health_seconds=args.lb_health_seconds,
+                ready_wait_seconds=args.lb_ready_wait_seconds,
+                request_timeout_seconds=args.lb_timeout_seconds,
+            ),
         )
     except (SettingsError, EndpointSpecError) as exc:
         print(f"podbook emulator: {exc}", file=sys.stderr)

@@ -79,7 +79,11 @@ def test_builtins_cannot_be_deleted(http: httpx.Client) -> None:
         ({}, "$.name"),
         ({"name": "x", "bogus": 1}, "$.bogus: unknown property"),
         ({"name": "x", "timeout": 10}, "$.timeout"),
-        ({"name": "x", "type": "LOAD_BALANCER"}, "$.type"),
+        ({"name": "x", "type": "SOMETHING"}, "$.type"),
+        (
+            {"name": "x", "type": "LOAD_BALANCER", "handler": "podbook.worker.builtins:echo"},
+            "$.handler",
+        ),
         ({"name": "x", "handler": "/no/such/handler.py"}, "$.handler"),
         ({"name": "x", "handler": "not a spec"}, "$.handler"),
     ],

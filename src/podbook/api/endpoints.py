@@ -8,6 +8,7 @@ they do not know. ``handler`` is the local emulator's extra (``path/to/handler.p
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
@@ -15,6 +16,8 @@ from .base import Omittable, RequestModel, ResponseModel
 
 __all__ = [
     "DEFAULT_SCALING",
+    "LB_HEALTH_PATH",
+    "LB_PATH_PREFIX",
     "RELEASE_FIELDS",
     "CreateEndpointRequest",
     "Endpoint",
@@ -28,6 +31,7 @@ __all__ = [
     "UpdateEndpointRequest",
     "Worker",
     "WorkerSummary",
+    "load_balancer_url",
 ]
 
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
@@ -73,6 +77,25 @@ DEFAULT_SCALING: dict[str, dict[str, Any]] = {
 }
 """The scaler an endpoint of each ``type`` gets when a create gives none (the reference
 requires ``scaling`` on create; the values are those of its examples)."""
+
+
+LB_PATH_PREFIX = "/lb"
+"""Where a local emulator takes a load-balancing endpoint's requests:
+``{emulator_url}/lb/{endpoint_id}/{path}`` (the service: ``https://{endpoint_id}.api.runpod.ai``)."""
+LB_HEALTH_PATH = "/ping"
+"""The health route a load-balancing worker serves (``HEALTH_CHECK_PATH`` changes it)."""
+_SERVICE_QUEUE_HOST = "api.runpod.ai"
+
+
+def load_balancer_url(queue_url: str, endpoint_id: str) -> str:
+    """The base URL of load-balancing endpoint ``endpoint_id``: the service's own form
+    (``https://{endpoint_id}.api.runpod.ai``) when ``queue_url`` is the service's queue host,
+    else the emulator's path form (``{queue_url}/lb/{endpoint_id}``)."""
+    base = queue_url.rstrip("/")
+    parts = urlsplit(base)
+    if parts.hostname == _SERVICE_QUEUE_HOST and parts.path in ("", "/"):
+        return f"{parts.scheme}://{endpoint_id}.{parts.netloc}"
+    return f"{base}{LB_PATH_PREFIX}/{endpoint_id}"
 
 
 class _EndpointFields(RequestModel):

@@ -4,7 +4,9 @@ One port serves every base: REST v2 under explicit prefixes (``/v2/pods``, ``/v2
 ``/v2/catalog``, ``/v2/account``, ``/v2/registries``, ``/v2/templates``), REST v1
 (``/v1/containerregistryauth/{id}``), ``/v2/serverless`` (queue endpoints), then the queue
 under ``/v2/{endpoint_id}/...`` (client and worker routes of :mod:`podbook.emulator.broker`),
-which therefore must be mounted after the explicit prefixes. ``GET /healthz`` needs no key.
+which therefore must be mounted after the explicit prefixes, and ``/lb/{endpoint_id}/...``
+(load-balancing endpoints, passed through to the user's own workers). ``GET /healthz`` needs
+no key.
 Request bodies over their route's limit are refused (413) by
 :class:`~podbook.emulator.bodylimit.BodyLimit` before any handler reads them. Every REST error
 is problem+json, unknown routes (404, 405) and internal errors (500, without a traceback)
@@ -130,6 +132,7 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 def build_routes() -> list[BaseRoute]:
     """Every route, explicit REST prefixes first."""
     from podbook.emulator import broker
+    from podbook.emulator.loadbalancer import routes as loadbalancer
     from podbook.emulator.queue_openapi import QUEUE_OPENAPI_PATH, serve_queue_openapi
     from podbook.emulator.routes import billing, rest_routes
 
@@ -137,6 +140,7 @@ def build_routes() -> list[BaseRoute]:
         Route("/healthz", healthz, methods=["GET"]),
         Route(QUEUE_OPENAPI_PATH, serve_queue_openapi, methods=["GET"]),
         *broker.routes(),
+        *loadbalancer.routes(),
         *rest_routes(),
         *billing.routes(),
     ]

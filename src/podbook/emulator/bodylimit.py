@@ -7,6 +7,8 @@ once, before any byte of the body is read; a body sent without one (chunked) is 
 it streams in and refused as soon as the count passes the limit. Either way the answer is
 413 in the route family's error format (``{"error": ...}`` on queue and worker routes,
 problem+json elsewhere) with ``Connection: close``, so the rest of the body is never taken in.
+Requests to load-balancing endpoints (``/lb/...``) are not limited here: their bodies stream
+to the user's own server.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+PASS_THROUGH_PREFIX = "/lb/"
+"""Load-balancing requests stream to the user's own server, which sets its own limits."""
 REST_MAX_BYTES = 1 * MB
 WORKER_POST_MAX_BYTES = 50 * MB
 _WORKER_POSTS = frozenset({"job-done", "job-stream"})
@@ -94,7 +98,7 @@ class BodyLimit:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"].startswith(PASS_THROUGH_PREFIX):
             await self.app(scope, receive, send)
             return
         rule = rule_for(scope["path"])

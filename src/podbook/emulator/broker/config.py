@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from podbook.emulator.broker.limits import WEBHOOK_RETRY_SECONDS
+from podbook.emulator.loadbalancer.settings import LoadBalancerSettings
 
 
 class EndpointSpecError(ValueError):
@@ -37,6 +38,7 @@ class BrokerSettings:
     worker_concurrency: int = 4
     endpoints: list[DeclaredEndpoint] = field(default_factory=list)
     rate_limits: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    load_balancer: LoadBalancerSettings = field(default_factory=LoadBalancerSettings)
 
 
 def parse_declared_endpoint(text: str) -> DeclaredEndpoint:

@@ -48,6 +48,8 @@ RESERVED_IDS = frozenset(
 )
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 
+ENDPOINT_TYPES = ("QUEUE", "LOAD_BALANCER")
+
 CREATE_FIELDS = frozenset(
     {
         "name",
@@ -248,8 +250,13 @@ def create_body_errors(body: Any) -> list[str]:
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
         errors.append("$.name: required, a non-empty string")
-    if "type" in body and body["type"] != "QUEUE":
-        errors.append("$.type: only QUEUE endpoints are emulated")
+    if "type" in body and body["type"] not in ENDPOINT_TYPES:
+        errors.append("$.type: QUEUE or LOAD_BALANCER")
+    if body.get("type") == "LOAD_BALANCER" and body.get("handler") is not None:
+        errors.append(
+            "$.handler: a LOAD_BALANCER endpoint serves your own HTTP app, not a handler; "
+            "start it with `podbook worker --lb app.py:app --endpoint ID`"
+        )
     timeout = body.get("timeout")
     if timeout is not None and (
         not isinstance(timeout, int)

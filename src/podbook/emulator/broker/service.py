@@ -1,4 +1,5 @@
-"""The queue service as the emulator holds it: broker, worker supervision, webhooks, limits.
+"""The queue service as the emulator holds it: broker, worker supervision, the load balancer,
+webhooks, limits.
 
 Kept in ``Emulator.extras["queue"]``; :func:`queue_service` finds it from a request.
 ``start``/``stop`` run in the application's lifespan.
@@ -20,6 +21,7 @@ from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.ratelimit import QueueRateLimiter
 from podbook.emulator.broker.supervisor import Supervisor
 from podbook.emulator.broker.webhooks import WebhookSender
+from podbook.emulator.loadbalancer.balancer import LoadBalancer
 from podbook.emulator.settings import DEFAULT_ACCOUNT_ID
 from podbook.emulator.store import Store
 
@@ -36,6 +38,7 @@ class QueueService:
         self.broker = Broker(settings, BrokerTables(store))
         self.limiter = QueueRateLimiter(settings.rate_limits)
         self.supervisor = Supervisor()
+        self.balancer = LoadBalancer(settings.load_balancer)
         self.webhooks = WebhookSender(settings.webhook_retry_seconds * settings.time_scale)
         self.url = ""
         self.broker.on_job_ended = self._job_ended
@@ -71,10 +74,12 @@ class QueueService:
         (before connections are drained, so they do not retry against a closing server)."""
         self.broker.release_polls()
         await self.supervisor.stop_all()
+        await self.balancer.close()
 
     async def stop(self) -> None:
         """Stop supervised workers, webhooks and timers."""
         await self.supervisor.stop_all()
+        await self.balancer.close()
         await self.webhooks.close()
         await self.broker.stop()
 

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from podbook.api.queue import REQUESTS_MAX_ITEMS
-from podbook.emulator.auth import authenticate
+from podbook.emulator.auth import Caller, authenticate
 from podbook.emulator.broker.core import now_ms
 from podbook.emulator.broker.errors import QueueError, error_response
 from podbook.emulator.broker.jobs import Job
@@ -57,6 +57,19 @@ class QueueRequest:
 QueueHandler = Callable[[QueueRequest], Awaitable[Response]]
 
 
+def queue_caller(request: Request) -> Caller:
+    """The caller of a queue-style route: ``Bearer`` or a bare key; a refusal is the queue's
+    ``{"error": ...}`` 401 (a :class:`QueueError`)."""
+    try:
+        return authenticate(
+            request.app.state.emulator.store,
+            request.headers.get("authorization"),
+            allow_bare=True,
+        )
+    except Problem as problem:
+        raise QueueError(problem.status, problem.detail) from None
+
+
 def queue_route(
     path: str,
     handler: QueueHandler,
@@ -76,14 +89,7 @@ def queue_route(
         counter = None
         req: QueueRequest | None = None
         try:
-            try:
-                caller = authenticate(
-                    request.app.state.emulator.store,
-                    request.headers.get("authorization"),
-                    allow_bare=True,
-                )
-            except Problem as problem:
-                raise QueueError(problem.status, problem.detail) from None
+            caller = queue_caller(request)
             queue = service.broker.require_endpoint(
                 caller.account_id, request.path_params["endpoint_id"]
             )

@@ -11,6 +11,9 @@ its queued and running jobs ending CANCELLED and its supervised worker stopped.
 ``GET .../workers/{workerId}/logs`` streams what the broker saw of one worker (SSE).
 ``POST /v2/serverless/{id}/worker-keys`` (full key) answers ``{"workerKey": "wk_..."}``, a
 key that lets a worker serve that endpoint of that account and nothing else.
+``"type": "LOAD_BALANCER"`` makes a load-balancing endpoint (no handler: the user's own HTTP
+workers register with it, see :mod:`podbook.emulator.loadbalancer`); its body carries
+``requestUrls`` (``base``, ``health``) and its ``/workers`` lists the registered workers.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from podbook.api.endpoints import CreateEndpointRequest, UpdateEndpointRequest
+from podbook.api.endpoints import (
+    LB_HEALTH_PATH,
+    CreateEndpointRequest,
+    UpdateEndpointRequest,
+    load_balancer_url,
+)
 from podbook.emulator.broker import releases
 from podbook.emulator.broker.endpoints import (
     absolute_handler,
@@ -35,6 +43,7 @@ from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.service import queue_service
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
+from podbook.emulator.loadbalancer.listing import lb_workers_body
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.pods import check_registry
 from podbook.emulator.routes.workerlogs import worker_logs
@@ -49,11 +58,21 @@ def _endpoint(req: ApiRequest) -> EndpointQueue:
     return queue
 
 
+def _public(req: ApiRequest, record: dict[str, Any]) -> dict[str, Any]:
+    """The Endpoint body of ``record``; a LOAD_BALANCER endpoint's has ``requestUrls``
+    (``base``: where its requests go, ``health``: the route its workers serve)."""
+    body = releases.public(record)
+    if record.get("type") == "LOAD_BALANCER":
+        base = load_balancer_url(queue_service(req.request).url, record["id"])
+        body["requestUrls"] = {"base": base, "health": base + LB_HEALTH_PATH}
+    return body
+
+
 async def list_endpoints(req: ApiRequest) -> Response:
     """``GET /v2/serverless``."""
     broker = queue_service(req.request).broker
     records = broker.list_endpoints(req.account_id)
-    return json_response({"endpoints": [releases.public(r) for r in records]})
+    return json_response({"endpoints": [_public(req, r) for r in records]})
 
 
 async def create_endpoint(req: ApiRequest) -> Response:
@@ -71,7 +90,7 @@ async def create_endpoint(req: ApiRequest) -> Response:
     queue = queue_service(req.request).broker.create_endpoint(
         req.account_id, body["name"].strip(), body.get("handler"), fields
     )
-    return json_response(releases.public(queue.record), status=201)
+    return json_response(_public(req, queue.record), status=201)
 
 
 def _check_references(req: ApiRequest, body: dict[str, Any]) -> None:
@@ -98,7 +117,7 @@ def _with_template(req: ApiRequest, body: dict[str, Any], *, create: bool) -> di
 
 async def get_endpoint(req: ApiRequest) -> Response:
     """``GET /v2/serverless/{id}``."""
-    return json_response(releases.public(_endpoint(req).record))
+    return json_response(_public(req, _endpoint(req).record))
 
 
 def _update_errors(body: dict[str, Any]) -> list[str]:
@@ -125,6 +144,8 @@ async def update_endpoint(req: ApiRequest) -> Response:
     if queue.record.get("builtin"):
         raise Problem(409, f"{queue.endpoint_id!r} is a built-in endpoint and cannot be changed")
     errors = _update_errors(body)
+    if body.get("handler") and queue.record.get("type") == "LOAD_BALANCER":
+        errors.append("$.handler: a LOAD_BALANCER endpoint serves your own HTTP app, not a handler")
     if errors:
         raise Problem(400, f"the update is invalid: {errors[0]}", errors=errors)
     body = _with_template(req, body, create=False)
@@ -152,12 +173,17 @@ async def update_endpoint(req: ApiRequest) -> Response:
     service.broker.update_endpoint(queue, **new)
     if new.get("handler") != old.get("handler"):
         await service.supervisor.drop(queue.key)
-    return json_response(releases.public(queue.record))
+    return json_response(_public(req, queue.record))
 
 
 async def list_workers(req: ApiRequest) -> Response:
-    """``GET /v2/serverless/{id}/workers``: the workers connected now, with their status."""
-    return json_response(releases.workers_body(_endpoint(req)))
+    """``GET /v2/serverless/{id}/workers``: the workers connected now, with their status
+    (a LOAD_BALANCER endpoint's: its registered HTTP workers and their health)."""
+    queue = _endpoint(req)
+    if queue.record.get("type") == "LOAD_BALANCER":
+        pool = queue_service(req.request).balancer.pool(queue.key)
+        return json_response(lb_workers_body(queue.record, pool))
+    return json_response(releases.workers_body(queue))
 
 
 async def list_releases(req: ApiRequest) -> Response:
@@ -172,6 +198,7 @@ async def delete_endpoint(req: ApiRequest) -> Response:
         raise Problem(409, f"{queue.endpoint_id!r} is a built-in endpoint and cannot be deleted")
     service = queue_service(req.request)
     await service.supervisor.drop(queue.key)
+    service.balancer.drop(queue.key)
     service.broker.delete_endpoint(queue)
     return Response(status_code=204)
 
