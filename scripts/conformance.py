@@ -46,6 +46,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "runpod-rest-v2.openapi.json"
 QUEUE_DOC_PATH = "/openapi/queue.json"
+CHAT_HANDLER = ROOT / "scripts" / "conformance_chat.py"
+"""The handler of the endpoint that the ``/openai`` operations are fuzzed against."""
 GPU = "NVIDIA GeForce RTX 4090"
 DATA_CENTER = "US-KS-2"
 
@@ -209,6 +211,11 @@ def seed(url: str, key: str) -> dict[str, dict[str, str]]:
             params[op] = {"endpoint_id": "echo"}
         for op in ("status", "statusPost", "statusSync", "stream", "streamPost", "cancel", "retry"):
             params[op] = {"endpoint_id": "echo", "job_id": job["id"]}
+        params["requests"] = {"endpoint_id": "echo"}
+        body = {"name": f"conformance-chat-{os.urandom(3).hex()}", "handler": str(CHAT_HANDLER)}
+        chat = _created(http.post("/v2/serverless", json=body), "an OpenAI endpoint")["id"]
+        for op in ("openaiChatCompletions", "openaiCompletions", "openaiModels"):
+            params[op] = {"endpoint_id": chat}
     return params
 
 

@@ -18,6 +18,7 @@ Two sources, so the client's parsing of real queue answers is tested on every ru
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,6 +32,7 @@ from hypothesis import strategies as st
 
 from podbook import Client
 from podbook.api.base import to_wire
+from podbook.api.queue import RequestRecord, RequestsResponse
 from podbook.client import RetryPolicy
 from podbook.client.core import Call
 from podbook.client.resources.queue import queue_calls
@@ -61,11 +63,24 @@ CALLS: dict[str, Callable[[], Call[Any]]] = {
     "retry": lambda: queue_calls.retry("ep", "job-1"),
     "purgeQueue": lambda: queue_calls.purge_queue("ep"),
     "health": lambda: queue_calls.health("ep"),
+    "requests": lambda: enveloped(queue_calls.requests("ep")),
 }
 NOT_SENT = {
     "statusPost": "the client reads a status with GET (POST is for the SDK's old local server)",
     "streamPost": "the client reads a stream with GET",
+    # The OpenAI-compatible route answers OpenAI-shaped errors, not {"error": "..."}: its
+    # answers go through endpoint.chat in the chat tests, against the emulator.
+    "openaiChatCompletions": "sent by endpoint.chat; its errors are OpenAI-shaped",
+    "openaiCompletions": "the client sends chat requests only (use the openai package)",
+    "openaiModels": "the client does not list models (use the openai package)",
 }
+
+
+def enveloped(call: Call[list[RequestRecord]]) -> Call[RequestsResponse]:
+    """The ``/requests`` call, its list put back in the body's envelope to compare with it."""
+    parse = call.parse
+    assert parse is not None
+    return dataclasses.replace(call, parse=lambda body: RequestsResponse(requests=parse(body)))
 
 
 def operations() -> dict[str, dict[str, Any]]:

@@ -31,4 +31,4 @@ def test_bounded_conformance_pass_finds_nothing(tmp_path: Path) -> None:
     rest, queue = figures[0], figures[1]
     assert rest.startswith("REST (reference): ") and "0 failures" in rest
     assert int(rest.split(": ")[1].split()[0]) >= 48  # of the reference's 53, 2 left out
-    assert queue.startswith("queue (emulator): 11 operations") and "0 failures" in queue
+    assert queue.startswith("queue (emulator): 15 operations") and "0 failures" in queue

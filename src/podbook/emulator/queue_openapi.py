@@ -6,6 +6,12 @@ the seed and ``reference/queue-and-worker-protocol.md``, with the limits of
 :mod:`podbook.api.queue`; and ``status-sync``, the long-polling status read the service's JS
 SDK (``runpod-sdk``) sends when a ``/runsync`` answered before its job ended. Served without a key at ``GET /openapi/queue.json``; the
 conformance run (``scripts/conformance.py``) fuzzes the queue against it.
+
+Also ``/requests`` (an emulator-defined shape: the service documents none) and the
+OpenAI-compatible route ``/openai/v1/chat/completions|completions|models``: the request
+bodies are described as far as a handler built with ``podbook.openai_handler`` (and the
+built-in ``chat-demo``) checks them; any other handler decides for itself. Their errors are
+OpenAI-shaped (``OpenAIError``).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from podbook.api.queue import (
     EXECUTION_TIMEOUT_MAX_MS,
     EXECUTION_TIMEOUT_MIN_MS,
     JOB_STATUSES,
+    REQUESTS_MAX_ITEMS,
     TTL_MAX_MS,
     TTL_MIN_MS,
     WAIT_DEFAULT_MS,
@@ -49,6 +56,49 @@ def _errors(*statuses: int) -> dict[str, Any]:
     return {
         str(status): {"description": meaning[status], **_body("QueueError")} for status in statuses
     }
+
+
+_OPENAI_ERRORS = {
+    400: "The body is not a JSON object, or the handler refused it (an error object)",
+    401: "Missing or unknown API key",
+    403: "The key is read-only",
+    404: "Unknown endpoint",
+    409: "The job was cancelled before it answered",
+    429: "Too many /openai requests on this endpoint (Retry-After set)",
+    500: "The handler failed",
+    504: "The job timed out (executionTimeout) or expired (TTL)",
+}
+
+
+def _openai_op(
+    operation_id: str, summary: str, ok: str, *, request: str | None, stream: bool
+) -> dict[str, Any]:
+    """An OpenAI-compatible operation: a job per request, OpenAI-shaped errors."""
+    content: dict[str, Any] = {_JSON: {"schema": {"$ref": _REF + ok}}}
+    if stream:
+        content["text/event-stream"] = {
+            "schema": {
+                "type": "object",
+                "required": ["data"],
+                "properties": {"data": {"type": "string"}, "event": {"type": "string"}},
+            },
+            "description": 'With "stream": true: data: {chunk} events, then data: [DONE]',
+        }
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "summary": summary,
+        "parameters": [],
+        "responses": {
+            "200": {"description": "OK (x-request-id: the job's id)", "content": content},
+            **{
+                str(status): {"description": text, **_body("OpenAIError")}
+                for status, text in _OPENAI_ERRORS.items()
+            },
+        },
+    }
+    if request is not None:
+        operation["requestBody"] = {"required": True, **_body(request)}
+    return operation
 
 
 def _ms_query(name: str, low: int, high: int, default: int | None, text: str) -> dict[str, Any]:
@@ -102,6 +152,129 @@ def _op(
 
 _READ = (400, 401, 404, 429)
 _WRITE = (400, 401, 403, 404, 429)
+
+_NULLABLE_COUNT = {"type": ["integer", "null"], "minimum": 1}
+_OPENAI_COMMON = {
+    "model": {"type": "string"},
+    "stream": {"type": ["boolean", "null"]},
+    "stream_options": {
+        "type": ["object", "null"],
+        "properties": {"include_usage": {"type": ["boolean", "null"]}},
+    },
+    "max_tokens": _NULLABLE_COUNT,
+}
+
+
+def _completion_schema(kind: str) -> dict[str, Any]:
+    """A whole (not streamed) OpenAI answer whose ``object`` is ``kind``."""
+    return {
+        "type": "object",
+        "required": ["id", "object", "choices"],
+        "properties": {
+            "id": {"type": "string"},
+            "object": {"const": kind},
+            "model": {"type": "string"},
+            "choices": {"type": "array", "items": {"type": "object"}},
+            "usage": {"type": "object"},
+        },
+    }
+
+
+_OPENAI_SCHEMAS: dict[str, Any] = {
+    "OpenAIError": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["message", "type"],
+                "properties": {
+                    "message": {"type": "string"},
+                    "type": {"type": "string"},
+                    "param": {"type": ["string", "null"]},
+                    "code": {"type": ["string", "integer", "null"]},
+                },
+            }
+        },
+    },
+    "ChatCompletionRequest": {
+        "type": "object",
+        "required": ["messages"],
+        "properties": {
+            **_OPENAI_COMMON,
+            "messages": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["role"],
+                    "properties": {
+                        "role": {"type": "string"},
+                        "content": {"type": ["string", "array", "null"]},
+                    },
+                },
+            },
+            "max_completion_tokens": _NULLABLE_COUNT,
+        },
+        "example": {
+            "model": "chat-demo",
+            "messages": [{"role": "user", "content": "Hello"}],
+            "max_tokens": 8,
+        },
+    },
+    "CompletionRequest": {
+        "type": "object",
+        "required": ["prompt"],
+        "properties": {
+            **_OPENAI_COMMON,
+            "prompt": {
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+            },
+        },
+        "example": {"model": "chat-demo", "prompt": "Once upon a time", "max_tokens": 8},
+    },
+    "ChatCompletion": _completion_schema("chat.completion"),
+    "Completion": _completion_schema("text_completion"),
+    "ModelList": {
+        "type": "object",
+        "required": ["object", "data"],
+        "properties": {
+            "object": {"const": "list"},
+            "data": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "object"],
+                    "properties": {"id": {"type": "string"}, "object": {"const": "model"}},
+                },
+            },
+        },
+    },
+    "RequestsResponse": {
+        "type": "object",
+        "required": ["requests"],
+        "properties": {
+            "requests": {
+                "type": "array",
+                "maxItems": REQUESTS_MAX_ITEMS,
+                "items": {
+                    "type": "object",
+                    "required": ["id", "status", "createdAt"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "status": {"$ref": _REF + "JobStatus"},
+                        "createdAt": {"type": "string", "format": "date-time"},
+                        "startedAt": {"type": "string", "format": "date-time"},
+                        "completedAt": {"type": "string", "format": "date-time"},
+                        "delayTime": {"type": "integer", "minimum": 0},
+                        "executionTime": {"type": "integer", "minimum": 0},
+                        "route": {"type": "string"},
+                    },
+                },
+            }
+        },
+    },
+}
 
 _SCHEMAS: dict[str, Any] = {
     "QueueError": {
@@ -280,10 +453,50 @@ def queue_openapi() -> dict[str, Any]:
                 "parameters": [_ENDPOINT_ID],
                 "get": _op("health", "Job and worker counts", "HealthResponse", errors=_READ),
             },
+            "/v2/{endpoint_id}/requests": {
+                "parameters": [_ENDPOINT_ID],
+                "get": _op(
+                    "requests",
+                    f"The endpoint's recent requests (jobs), newest first, at most "
+                    f"{REQUESTS_MAX_ITEMS}",
+                    "RequestsResponse",
+                    errors=_READ,
+                ),
+            },
+            "/v2/{endpoint_id}/openai/v1/chat/completions": {
+                "parameters": [_ENDPOINT_ID],
+                "post": _openai_op(
+                    "openaiChatCompletions",
+                    "OpenAI chat completion through a job (streamed with stream: true)",
+                    "ChatCompletion",
+                    request="ChatCompletionRequest",
+                    stream=True,
+                ),
+            },
+            "/v2/{endpoint_id}/openai/v1/completions": {
+                "parameters": [_ENDPOINT_ID],
+                "post": _openai_op(
+                    "openaiCompletions",
+                    "OpenAI text completion through a job (streamed with stream: true)",
+                    "Completion",
+                    request="CompletionRequest",
+                    stream=True,
+                ),
+            },
+            "/v2/{endpoint_id}/openai/v1/models": {
+                "parameters": [_ENDPOINT_ID],
+                "get": _openai_op(
+                    "openaiModels",
+                    "The models the endpoint's handler serves (through a job)",
+                    "ModelList",
+                    request=None,
+                    stream=False,
+                ),
+            },
         },
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-            "schemas": _SCHEMAS,
+            "schemas": {**_SCHEMAS, **_OPENAI_SCHEMAS},
         },
     }
 

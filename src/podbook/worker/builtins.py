@@ -128,11 +128,11 @@ async def _chat_words(prompt_or_messages: Any, params: dict[str, Any]) -> AsyncI
         delay_ms = _int_field(params, "delay_ms", DEFAULT_DELAY_MS, 0, MAX_DELAY_MS)
     except ValueError as exc:
         raise RequestError(str(exc).replace("input.", ""), "delay_ms") from None
-    count = params.get("max_completion_tokens") or params.get("max_tokens") or DEFAULT_MAX_TOKENS
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise RequestError(f"max_tokens must be a positive integer, got {count!r}", "max_tokens")
+    # openai_handler stops at max_tokens; without one the reply is DEFAULT_MAX_TOKENS long
+    limited = params.get("max_completion_tokens") or params.get("max_tokens")
+    count = MAX_TOKENS_LIMIT if limited else DEFAULT_MAX_TOKENS
     start = random.Random(repr(prompt_or_messages)).randrange(len(_WORDS))
-    for index in range(min(count, MAX_TOKENS_LIMIT)):
+    for index in range(count):
         if delay_ms:
             await asyncio.sleep(delay_ms / 1000)
         word = _WORDS[(start + index) % len(_WORDS)]

@@ -106,10 +106,49 @@ def _positive_int(params: dict[str, Any], *names: str) -> int | None:
         value = params.get(name)
         if value is None:
             continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON does not tell 8 from 8.0
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise RequestError(f"{name} must be a positive integer, got {value!r}", name)
         return value
     return None
+
+
+def _check_common(body: dict[str, Any]) -> None:
+    """The types of ``model``, ``stream`` and ``stream_options`` (a 400 when wrong)."""
+    if "model" in body and not isinstance(body["model"], str):
+        raise RequestError("model must be a string", "model")
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        raise RequestError("stream must be true or false", "stream")
+    options = body.get("stream_options")
+    if options is not None and not (
+        isinstance(options, dict)
+        and (options.get("include_usage") is None or isinstance(options["include_usage"], bool))
+    ):
+        raise RequestError('stream_options must be like {"include_usage": true}', "stream_options")
+
+
+def _chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("messages must be a non-empty list of messages", "messages")
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise RequestError(
+                'each message must be like {"role": "user", "content": "..."}', "messages"
+            )
+        if not isinstance(message.get("content"), (str, list, type(None))):
+            raise RequestError("a message's content must be a string, a list or null", "messages")
+    return messages
+
+
+def _completion_prompt(body: dict[str, Any]) -> str:
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and all(isinstance(part, str) for part in prompt):
+        return "".join(prompt)
+    if not isinstance(prompt, str):
+        raise RequestError("prompt must be a string or a list of strings", "prompt")
+    return prompt
 
 
 class OpenAIFormatter:
@@ -122,23 +161,17 @@ class OpenAIFormatter:
 
     def __init__(self, job_id: str, route: str, body: dict[str, Any], model: str) -> None:
         self.chat = route == CHAT_ROUTE
+        _check_common(body)
         self.stream = body.get("stream") is True
-        self.model = body.get("model") if isinstance(body.get("model"), str) else model
+        self.model = body.get("model") or model
         self.id = ("chatcmpl-" if self.chat else "cmpl-") + job_id
         self.created = int(time.time())
-        source = body.get("messages") if self.chat else body.get("prompt")
-        if self.chat and (not isinstance(source, list) or not source):
-            raise RequestError("messages must be a non-empty list of messages", "messages")
-        if not self.chat and not isinstance(source, (str, list)):
-            raise RequestError("prompt must be a string", "prompt")
-        if not self.chat and isinstance(source, list):
-            source = "".join(str(part) for part in source)
-        self.source = source
+        self.source = _chat_messages(body) if self.chat else _completion_prompt(body)
         self.params = {k: v for k, v in body.items() if k not in ("messages", "prompt")}
         self.max_tokens = _positive_int(self.params, "max_completion_tokens", "max_tokens")
-        options = body.get("stream_options")
-        self.include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        self.prompt_tokens = count_tokens(_prompt_text(source))
+        options = body.get("stream_options") or {}
+        self.include_usage = options.get("include_usage") is True
+        self.prompt_tokens = count_tokens(_prompt_text(self.source))
         self.pieces: list[str] = []
 
     @property
@@ -261,6 +294,19 @@ async def _pieces(generate: Generate, source: Any, params: dict[str, Any]) -> As
             await asyncio.to_thread(close)
 
 
+async def _limited(pieces: AsyncIterator[str], limit: int | None) -> AsyncIterator[str]:
+    """At most ``limit`` of ``pieces`` (all when None); the source is closed either way."""
+    count = 0
+    try:
+        async for text in pieces:
+            yield text
+            count += 1
+            if limit is not None and count >= limit:
+                return
+    finally:
+        await pieces.aclose()  # type: ignore[attr-defined]
+
+
 async def _answer(formatter: OpenAIFormatter, generate: Generate) -> AsyncIterator[Any]:
     pieces = _pieces(generate, formatter.source, formatter.params)
     started = False
@@ -299,7 +345,8 @@ def openai_handler(
         try:
             if route is None:
                 source, params = _native_request(data)
-                async for text in _pieces(generate, source, params):
+                limit = _positive_int(params, "max_completion_tokens", "max_tokens")
+                async for text in _limited(_pieces(generate, source, params), limit):
                     yield text
                 return
             if route == MODELS_ROUTE:

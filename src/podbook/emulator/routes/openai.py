@@ -28,10 +28,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 import orjson
+from starlette.convertors import CONVERTOR_TYPES, Convertor, register_url_convertor
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
@@ -268,7 +270,8 @@ def _request_body(raw: bytes) -> dict[str, Any]:
 
 async def openai_request(req: QueueRequest) -> Response:
     """Any ``/openai/...`` request: a job with ``openai_route`` (and ``openai_input``)."""
-    route = "/" + req.request.path_params["path"].lstrip("/")
+    prefix = f"/v2/{req.queue.endpoint_id}/openai"
+    route = req.request.url.path.removeprefix(prefix) or "/"
     job_input: dict[str, Any] = {"openai_route": route}
     body: dict[str, Any] | None = None
     if req.request.method == "POST":
@@ -279,15 +282,33 @@ async def openai_request(req: QueueRequest) -> Response:
     return JobAnswer(req.service.broker, job, stream=stream, release=req.hold_concurrency())
 
 
+KNOWN_ROUTES = {"v1/chat/completions": "POST", "v1/completions": "POST", "v1/models": "GET"}
+"""The routes the service's vLLM worker serves, each with its one method (405 otherwise)."""
+
+
+class OtherOpenAIPath(Convertor[str]):
+    """Path convertor ``{path:openai_other}``: any path but the :data:`KNOWN_ROUTES`."""
+
+    regex = "(?!(?:" + "|".join(re.escape(p) for p in KNOWN_ROUTES) + ")$).+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
 def routes() -> list[BaseRoute]:
-    """The OpenAI-compatible route (every path under ``/openai/``)."""
+    """The OpenAI-compatible routes: the known ones with their method, and any other path
+    under ``/openai/`` (GET or POST; the worker answers it)."""
+    if "openai_other" not in CONVERTOR_TYPES:
+        register_url_convertor("openai_other", OtherOpenAIPath())
+    base = "/v2/{endpoint_id:endpoint}/openai/"
+    paths = [(base + path, [method]) for path, method in KNOWN_ROUTES.items()]
+    paths.append((base + "{path:openai_other}", ["GET", "POST"]))
     return [
         queue_route(
-            "/v2/{endpoint_id:endpoint}/openai/{path:path}",
-            openai_request,
-            ["GET", "POST"],
-            OPERATION,
-            write=True,
-            render_error=openai_error_response,
+            path, openai_request, methods, OPERATION, write=True, render_error=openai_error_response
         )
+        for path, methods in paths
     ]
