@@ -2,7 +2,8 @@
 
 ``podbook worker handler.py[:fn] --endpoint ID [--concurrency N] [--url URL]`` serves a
 handler; without ``--endpoint`` it reads the ``RUNPOD_WEBHOOK_*`` variables like a
-``runpod`` worker. Its worker key comes from ``RUNPOD_AI_API_KEY`` or, when that is not set,
+``runpod`` worker. ``podbook worker --lb app.py[:app] --endpoint ID`` serves an ASGI or WSGI
+app as a worker of a load-balancing endpoint (:mod:`podbook.worker.lb.command`). Its worker key comes from ``RUNPOD_AI_API_KEY`` or, when that is not set,
 is fetched from the local emulator with the user's key (which never reaches the handler).
 ``podbook worker-env ENDPOINT [--url URL]`` prints the ``RUNPOD_*`` variables for an
 unmodified ``runpod`` worker.
@@ -54,7 +55,17 @@ def add_worker_commands(commands: Any) -> None:
             "by the RUNPOD_WEBHOOK_* variables."
         ),
     )
-    worker.add_argument("handler", metavar="HANDLER", help="handler.py[:fn] or package.module:fn")
+    worker.add_argument(
+        "handler",
+        metavar="HANDLER",
+        help="handler.py[:fn] or package.module:fn (with --lb: app.py[:app], an ASGI/WSGI app)",
+    )
+    worker.add_argument(
+        "--lb",
+        action="store_true",
+        help="serve HANDLER as an HTTP app (ASGI or WSGI) for a LOAD_BALANCER endpoint, on "
+        "$PORT (default: a free loopback port)",
+    )
     worker.add_argument("--endpoint", metavar="ID", help="endpoint id to serve")
     worker.add_argument(
         "--url", metavar="URL", help="queue base URL of the broker (default: the local emulator)"
@@ -113,7 +124,8 @@ def _client(url: str | None) -> Any:
     return Client(url=url) if url else Client()
 
 
-def _fail(command: str, message: object, code: int = 2) -> int:
+def fail(command: str, message: object, code: int = 2) -> int:
+    """Print ``podbook COMMAND: message`` on stderr; return ``code``."""
     print(f"podbook {command}: {message}", file=sys.stderr)
     return code
 
@@ -127,16 +139,40 @@ def _key_for(endpoint: str, url: str | None) -> tuple[str, str]:
         return client.settings.queue_url, fetch_worker_key(client, endpoint)
 
 
-def _explain_not_found(endpoint: str) -> str:
-    return (
-        f"endpoint {endpoint!r} does not exist; create it (POST /v2/serverless, "
-        f"`podbook emulator --endpoint {endpoint}`) or check the id"
-    )
+def _explain_not_found(endpoint: str, *, lb: bool = False) -> str:
+    if lb:
+        how = f'POST /v2/serverless with {{"name": "{endpoint}", "type": "LOAD_BALANCER"}}'
+    else:
+        how = f"POST /v2/serverless, `podbook emulator --endpoint {endpoint}`"
+    return f"endpoint {endpoint!r} does not exist; create it ({how}) or check the id"
+
+
+def endpoint_credentials(endpoint: str, url: str | None, *, lb: bool = False) -> tuple[str, str]:
+    """``(queue_url, worker key)`` for ``--endpoint``: ``RUNPOD_AI_API_KEY`` and ``--url``
+    when both are given, else what the user's client fetches from the local emulator."""
+    from podbook.errors import ConfigError, NotFound
+
+    key = os.environ.get("RUNPOD_AI_API_KEY", "").strip()
+    if not key or not url:
+        try:
+            url_found, fetched = _key_for(endpoint, url)
+        except NotFound:
+            raise ConfigError(_explain_not_found(endpoint, lb=lb)) from None
+        url = url or url_found
+        key = key or fetched
+    return url, key
+
+
+def hide_user_key(worker_key: str) -> None:
+    """The worker's code sees the worker key (as a runpod worker does), never the user's."""
+    os.environ["RUNPOD_AI_API_KEY"] = worker_key
+    for name in USER_KEY_VARIABLES:
+        os.environ.pop(name, None)
 
 
 def worker_config(args: argparse.Namespace) -> Any:
     """The :class:`WorkerConfig` the arguments and environment describe."""
-    from podbook.errors import ConfigError, NotFound
+    from podbook.errors import ConfigError
     from podbook.worker.config import WorkerConfig
 
     options = {
@@ -147,15 +183,7 @@ def worker_config(args: argparse.Namespace) -> Any:
     if args.refresh_worker:
         options["refresh_worker"] = True
     if args.endpoint:
-        key = os.environ.get("RUNPOD_AI_API_KEY", "").strip()
-        url = args.url
-        if not key or not url:
-            try:
-                url_found, fetched = _key_for(args.endpoint, url)
-            except NotFound:
-                raise ConfigError(_explain_not_found(args.endpoint)) from None
-            url = url or url_found
-            key = key or fetched
+        url, key = endpoint_credentials(args.endpoint, args.url)
         worker_id = args.worker_id or os.environ.get("RUNPOD_POD_ID", "").strip() or None
         return WorkerConfig.for_endpoint(url, args.endpoint, key, worker_id=worker_id, **options)
     if args.url:
@@ -171,7 +199,8 @@ def worker_config(args: argparse.Namespace) -> Any:
     return WorkerConfig.from_env(env, **options)
 
 
-def _configure_logging(verbose: bool) -> None:
+def configure_logging(verbose: bool) -> None:
+    """Worker log lines on stderr (``-v``: every job, or every request of an app)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s podbook worker: %(message)s", "%H:%M:%S"))
     logger.addHandler(handler)
@@ -212,22 +241,23 @@ def run_worker(args: argparse.Namespace) -> int:
     from podbook.worker.protocol import BrokerRefused
     from podbook.worker.runner import Runner
 
-    _configure_logging(args.verbose)
+    if args.lb:
+        from podbook.worker.lb.command import run_app_worker
+
+        return run_app_worker(args)
+    configure_logging(args.verbose)
     try:
         config = worker_config(args)
-        # The handler sees the worker key (as a runpod worker does), never the user's key.
-        os.environ["RUNPOD_AI_API_KEY"] = config.worker_key
-        for name in USER_KEY_VARIABLES:
-            os.environ.pop(name, None)
+        hide_user_key(config.worker_key)
         handler = load_handler(args.handler)
     except PodbookError as exc:
-        return _fail("worker", exc)
+        return fail("worker", exc)
     runner = Runner(handler, config)
     try:
         reason = asyncio.run(_serve(runner))
     except BrokerRefused as exc:
         _exit_now(1)
-        return _fail("worker", exc, 1)
+        return fail("worker", exc, 1)
     if reason == "refresh":
         logger.info("worker %s: restarting as a fresh process", config.worker_id)
         sys.stdout.flush()
@@ -246,9 +276,9 @@ def run_worker_env(args: argparse.Namespace) -> int:
     try:
         queue_url, key = _key_for(args.endpoint, args.url)
     except NotFound:
-        return _fail("worker-env", _explain_not_found(args.endpoint))
+        return fail("worker-env", _explain_not_found(args.endpoint))
     except PodbookError as exc:
-        return _fail("worker-env", exc)
+        return fail("worker-env", exc)
     env = worker_env(
         queue_url,
         args.endpoint,

@@ -22,7 +22,7 @@ from typing import Any
 
 from podbook.errors import ConfigError
 
-__all__ = ["HandlerKind", "HandlerSpec", "handler_kind", "load_handler"]
+__all__ = ["HandlerKind", "HandlerSpec", "handler_kind", "import_target", "load_handler"]
 
 DEFAULT_FUNCTION = "handler"
 
@@ -80,14 +80,15 @@ class HandlerSpec:
         return self.target.endswith(".py") or "/" in self.target or "\\" in self.target
 
     @classmethod
-    def parse(cls, text: str) -> HandlerSpec:
-        """Parse a spec; ``ConfigError`` names what is wrong with it."""
+    def parse(cls, text: str, default: str = DEFAULT_FUNCTION) -> HandlerSpec:
+        """Parse a spec (``default`` is the name used when none is given); ``ConfigError``
+        names what is wrong with it."""
         text = text.strip()
         if not text:
             raise ConfigError("empty handler; give handler.py[:fn] or package.module:fn")
         target, sep, function = text.rpartition(":")
         if not sep or (len(target) == 1 and target.isalpha()):  # no ":" (or a drive letter)
-            target, function = text, DEFAULT_FUNCTION
+            target, function = text, default
         if not target:
             raise ConfigError(f"handler {text!r} names no file or module before ':'")
         if not function.isidentifier():
@@ -104,7 +105,7 @@ def load_handler(spec: str | HandlerSpec) -> Callable[..., Any]:
     """Import the handler that ``spec`` names; ``ConfigError`` says what went wrong."""
     if isinstance(spec, str):
         spec = HandlerSpec.parse(spec)
-    module = _import_file(spec.target) if spec.is_file else _import_module(spec.target)
+    module = import_target(spec)
     try:
         fn = getattr(module, spec.function)
     except AttributeError:
@@ -115,6 +116,12 @@ def load_handler(spec: str | HandlerSpec) -> Callable[..., Any]:
     if not callable(fn):
         raise ConfigError(f"{spec} is a {type(fn).__name__}, not a function")
     return fn
+
+
+def import_target(spec: HandlerSpec, what: str = "handler") -> Any:
+    """The module ``spec.target`` names (a file or an importable module), imported;
+    ``ConfigError`` says what went wrong (``what`` names the file's role in it)."""
+    return _import_file(spec.target, what) if spec.is_file else _import_module(spec.target)
 
 
 def _import_failure(what: str, exc: BaseException) -> ConfigError:
@@ -130,10 +137,10 @@ def _import_failure(what: str, exc: BaseException) -> ConfigError:
     return ConfigError(f"importing {what} failed: {detail}{where}")
 
 
-def _import_file(target: str) -> Any:
+def _import_file(target: str, what: str = "handler") -> Any:
     path = Path(target).expanduser().resolve()
     if not path.is_file():
-        raise ConfigError(f"handler file {target} not found; give a path to a .py file")
+        raise ConfigError(f"{what} file {target} not found; give a path to a .py file")
     name = f"podbook_handler_{path.stem}_{abs(hash(str(path))) % 10**8}"
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:

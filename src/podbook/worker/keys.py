@@ -42,25 +42,44 @@ def fetch_worker_key(client: Any, endpoint_id: str) -> str:
     return client.request(Call("POST", f"{_path(endpoint_id)}/worker-keys", parse=parse))
 
 
-def endpoint_exists(client: Any, endpoint_id: str) -> bool:
-    """Whether the account has an endpoint ``endpoint_id``."""
+def _endpoint_record(client: Any, endpoint_id: str) -> dict[str, Any] | None:
     from podbook.client import Call
 
     try:
-        client.request(Call("GET", _path(endpoint_id), parse=lambda body: body))
+        record = client.request(Call("GET", _path(endpoint_id), parse=lambda body: body))
     except NotFound:
-        return False
-    return True
+        return None
+    return record if isinstance(record, dict) else {}
 
 
-def ensure_endpoint(client: Any, endpoint_id: str) -> str:
-    """The id of endpoint ``endpoint_id``, created (named so) when it does not exist yet."""
+def endpoint_exists(client: Any, endpoint_id: str) -> bool:
+    """Whether the account has an endpoint ``endpoint_id``."""
+    return _endpoint_record(client, endpoint_id) is not None
+
+
+def ensure_endpoint(client: Any, endpoint_id: str, *, endpoint_type: str = "QUEUE") -> str:
+    """The id of endpoint ``endpoint_id``, created (named so, of ``endpoint_type``) when it
+    does not exist yet; ``ConfigError`` when it exists with the other type."""
     from podbook.client import Call
 
-    if endpoint_exists(client, endpoint_id):
+    record = _endpoint_record(client, endpoint_id)
+    if record is not None:
+        found = record.get("type") or "QUEUE"
+        if found != endpoint_type:
+            serves = "an HTTP app" if found == "LOAD_BALANCER" else "handler functions"
+            wanted = "an app" if endpoint_type == "LOAD_BALANCER" else "a handler"
+            raise ConfigError(
+                f"endpoint {endpoint_id!r} is a {found} endpoint (it serves {serves}); "
+                f"choose another name for {wanted}"
+            )
         return endpoint_id
     created = client.request(
-        Call("POST", "/v2/serverless", json={"name": endpoint_id}, parse=lambda body: body)
+        Call(
+            "POST",
+            "/v2/serverless",
+            json={"name": endpoint_id, "type": endpoint_type},
+            parse=lambda body: body,
+        )
     )
     new_id = created.get("id") if isinstance(created, dict) else None
     if not isinstance(new_id, str) or not new_id:

@@ -155,8 +155,9 @@ class LoadBalancer:
     ) -> LbWorker:
         """A healthy worker (not in ``exclude``) with one more request counted in flight.
 
-        With no worker registered, fails at once; while registered workers are not healthy
-        yet, waits up to ``ready_wait_seconds`` (``wait``) for one to become healthy. Raises
+        While a registered worker is still INITIALIZING (its health route has not answered
+        200 yet), waits up to ``ready_wait_seconds`` (``wait``) for one to become healthy;
+        otherwise (none registered, all unhealthy) fails at once. Raises
         :class:`NoWorkerReady` naming why none can take the request.
         """
         pool = self.pool(key)
@@ -167,7 +168,7 @@ class LoadBalancer:
                 worker.in_flight += 1
                 return worker
             left = deadline - time.monotonic()
-            if not pool.workers or left <= 0:
+            if not pool.starting() or left <= 0:
                 raise NoWorkerReady(pool.why_not_ready())
             await pool.wait_change(left)
 

@@ -98,6 +98,10 @@ class WorkerPool:
         """The workers that may take a request, in registration order."""
         return [w for w in self.workers.values() if w.state == HEALTHY]
 
+    def starting(self) -> bool:
+        """Whether some worker may still become healthy (INITIALIZING)."""
+        return any(w.state == INITIALIZING for w in self.workers.values())
+
     def choose(self, exclude: frozenset[str] = frozenset()) -> LbWorker | None:
         """The healthy worker with the fewest requests in flight (ties in turn), or None."""
         candidates = [w for w in self.healthy() if w.worker_id not in exclude]

@@ -16,7 +16,7 @@ class LoadBalancerSettings:
     health_seconds: float = 1.0
     """Interval of the ``GET /ping`` poll of every registered worker."""
     ready_wait_seconds: float = 10.0
-    """How long a request waits while workers are registered but none is healthy yet."""
+    """How long a request waits for a registered worker that is still INITIALIZING."""
     request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS
     """How long a worker may take to send its answer's status and headers (then 524)."""
     gone_after_failures: int = 3
