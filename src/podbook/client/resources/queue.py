@@ -1,7 +1,8 @@
 """Queue endpoints: ``client.endpoint(ID)`` — run, runsync, status (plain, or held open
 until the job ends), stream, cancel, retry, purge-queue, health and the recent requests of one
 serverless endpoint, and chat through its OpenAI-compatible route
-(:mod:`~podbook.client.resources.chat`: ``chat()``, ``openai_base_url``).
+(:mod:`~podbook.client.resources.chat`: ``chat()``, ``openai_base_url``), and the base URL
+of a load-balancing endpoint (``lb_url``).
 
 Requests are checked before they are sent, with the limits of :mod:`podbook.api.queue`
 (payload size on the encoded JSON, ``wait``, ``ttl``, ``executionTimeout``); a request the
@@ -298,9 +299,21 @@ def _held_status_call(
 
 
 class _EndpointBase:
+    _client: Client | AsyncClient
+
     def __init__(self, endpoint_id: Any) -> None:
         self._path_id = path_id(endpoint_id, "endpoint id")
         self.id: str = getattr(endpoint_id, "id", endpoint_id).strip()
+
+    @property
+    def lb_url(self) -> str:
+        """Where a load-balancing endpoint takes requests: ``{lb_url}/{path}`` reaches the
+        worker's own route ``/{path}`` (send the API key as ``Bearer``). The service's form,
+        ``https://{endpoint_id}.api.runpod.ai``, against the real service; the emulator's
+        path form, ``{emulator_url}/lb/{endpoint_id}``, locally. Nothing is sent."""
+        from podbook.api.endpoints import load_balancer_url
+
+        return load_balancer_url(self._client.settings.queue_url, self._path_id)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id!r}>"

@@ -81,10 +81,12 @@ class EndpointCommand:
 
 @dataclass(frozen=True)
 class ServeCommand:
-    """``%endpoint serve FUNC --name ID [--concurrency N] [--openai [--model NAME]]``.
+    """``%endpoint serve FUNC --name ID [--concurrency N] [--openai [--model NAME]]`` and
+    ``%endpoint serve APP --lb --name ID``.
 
     ``openai``: FUNC is a text generator served as an OpenAI-compatible endpoint (wrapped by
     ``podbook.openai_handler``, answering under ``model``, default the endpoint's ID).
+    ``lb``: the name is an ASGI/WSGI app served as a worker of a load-balancing endpoint.
     """
 
     function: str
@@ -93,6 +95,7 @@ class ServeCommand:
     output: str | None = None
     openai: bool = False
     model: str | None = None
+    lb: bool = False
 
 
 def build_runjob_parser() -> MagicArgumentParser:
@@ -208,11 +211,23 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
         "OpenAI-compatible endpoint (podbook.openai_handler)",
     )
     serve.add_argument("--model", metavar="NAME", help="--openai: the model name it answers as")
+    serve.add_argument(
+        "--lb",
+        action="store_true",
+        help="FUNC names an ASGI/WSGI app (e.g. FastAPI()): serve it as a worker of a "
+        "load-balancing endpoint",
+    )
     add_output_argument(serve)
 
     def build_serve(ns: Any) -> ServeCommand:
         if ns.model is not None and not ns.openai:
             raise UsageError("%endpoint serve: --model applies to --openai only; add --openai.")
+        if ns.lb and (ns.openai or ns.concurrency != 1):
+            flag = "--openai" if ns.openai else "--concurrency"
+            raise UsageError(
+                f"%endpoint serve: {flag} applies to handler functions, not to an app served "
+                "with --lb; drop one of them."
+            )
         return ServeCommand(
             function=ns.function,
             endpoint_id=ns.name,
@@ -220,6 +235,7 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
             output=ns.output,
             openai=ns.openai,
             model=ns.model,
+            lb=ns.lb,
         )
 
     commands["serve"] = Subcommand(serve, build_serve, "serve a handler function on an endpoint")

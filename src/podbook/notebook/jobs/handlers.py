@@ -88,7 +88,12 @@ def endpoint_purge(book: JobBook, command: EndpointCommand) -> Any:
 def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str, Any]) -> Any:
     """``%endpoint serve FUNC --name ID``: serve a handler of the notebook on a background
     worker thread; returns the worker's handle (``.stop()``). With ``--openai``, FUNC is a
-    generator of text pieces served as an OpenAI-compatible endpoint."""
+    generator of text pieces served as an OpenAI-compatible endpoint; with ``--lb`` the name
+    is an app (:func:`~podbook.notebook.jobs.lbserve.endpoint_serve_app`)."""
+    if command.lb:
+        from podbook.notebook.jobs.lbserve import endpoint_serve_app
+
+        return endpoint_serve_app(book, command, namespace)
     fn = namespace.get(command.function)
     if fn is None:
         raise UsageError(
