@@ -13,9 +13,13 @@ podbook worker serving two generator handlers, then measures in one run:
   ipywidgets tests do), against the stream's payload bytes, beside the same chunks appended one
   by one to an ipywidgets ``Textarea`` in the same run;
 - the kernel's resident memory growth over that stream (the panel keeps a bounded tail);
-- the emulator's resident memory holding 10,000 finished jobs within their retention.
+- the emulator's resident memory holding 10,000 finished jobs within their retention;
+- the OpenAI-compatible route (``bench/_openai_route.py``), each figure beside ``/stream``
+  long-polling: yield → chunk at the ``openai`` client, time to first token of ``chat-demo``,
+  and 300 concurrent streams of 100 chunks (no chunk lost, no 429).
 
-Every figure comes from this run; the report prints the targets of issue 3 §5 beside them.
+Every figure comes from this run; the report prints the targets of issues 3 §5 and 10 §5
+beside them. ``--only-openai`` runs the OpenAI part alone.
 """
 
 from __future__ import annotations
@@ -71,10 +75,11 @@ def noop(job):
 '''
 
 
-def _load_queue_bench() -> ModuleType:
-    """``bench/queue.py`` (process and timing helpers), under a name that is not ``queue``."""
-    path = Path(__file__).resolve().parent / "queue.py"
-    spec = importlib.util.spec_from_file_location("podbook_bench_queue", path)
+def _load_bench_module(filename: str, name: str) -> ModuleType:
+    """A module of ``bench/`` loaded by file path (``queue.py`` is named like the standard
+    library's ``queue``, so it is loaded under another name)."""
+    path = Path(__file__).resolve().parent / filename
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -82,7 +87,8 @@ def _load_queue_bench() -> ModuleType:
     return module
 
 
-qb = _load_queue_bench()
+qb = _load_bench_module("queue.py", "podbook_bench_queue")
+oa = _load_bench_module("_openai_route.py", "podbook_bench_openai_route")
 percentile_ms, rss_mb = qb._common.percentile_ms, qb._common.rss_mb
 
 
@@ -308,7 +314,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=10_000, help="chunks of the long stream")
     parser.add_argument("--jobs", type=int, default=10_000, help="finished jobs held")
     parser.add_argument("--skip-runpod-client", action="store_true", help="skip its 1 s polls")
+    parser.add_argument("--first-token-rounds", type=int, default=50, help="chat-demo requests")
+    parser.add_argument("--first-token-delay-ms", type=int, default=20, help="chat-demo delay_ms")
+    parser.add_argument("--openai-streams", type=int, default=300, help="concurrent streams")
+    parser.add_argument("--openai-chunks", type=int, default=100, help="chunks per stream")
+    parser.add_argument("--openai-gap-ms", type=int, default=50, help="ms between two chunks")
+    parser.add_argument("--only-openai", action="store_true", help="the OpenAI route part only")
     args = parser.parse_args(argv)
+    if args.only_openai:
+        return run_openai_part(args)
     verdict = qb.verdict
 
     with tempfile.TemporaryDirectory(prefix="podbook-bench-stream-") as tmp:
@@ -410,9 +424,29 @@ def main(argv: list[str] | None = None) -> int:
         f"{fill_seconds:.1f} s); target < {TARGET_EMULATOR_RSS_MB:.0f} MB → "
         f"{verdict(emulator_rss < TARGET_EMULATOR_RSS_MB)}"
     )
+    print()
+    openai_ok = run_openai_part(args, header=False) == 0
+    ok = in_order and panel_in_order and openai_ok
+    return 0 if ok else 1
+
+
+def run_openai_part(args: argparse.Namespace, *, header: bool = True) -> int:
+    """The OpenAI-compatible route's figures (own emulator and worker); 0 when all met."""
+    with tempfile.TemporaryDirectory(prefix="podbook-bench-openai-") as tmp:
+        workdir = Path(tmp)
+        handlers = workdir / "openai_handlers.py"
+        handlers.write_text(oa.STAMP_HANDLERS)
+        if header:
+            print("podbook streaming benchmark (OpenAI route) — one run, loopback, 2 cores shared")
+        with qb.emulator(workdir) as emu:
+            endpoint_id = emu.create_endpoint("bench-openai")
+            concurrency = max(4, args.openai_streams)
+            with qb.podbook_worker(emu, endpoint_id, handlers, concurrency, "openai"):
+                figures = oa.measure(emu, endpoint_id, args)
+    lines, ok = oa.report(figures, qb.verdict)
+    print("\n".join(lines))
     load = os.getloadavg()
     print(f"machine load average at the end: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")
-    ok = in_order and panel_in_order
     return 0 if ok else 1
 
 
