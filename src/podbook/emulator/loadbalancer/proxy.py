@@ -159,6 +159,43 @@ def no_worker_error(endpoint_id: str, reason: str) -> QueueError:
     )
 
 
+class Lease:
+    """One request counted in flight on a worker until :meth:`end` (which is idempotent):
+    ended as soon as the worker's answer has been read, so the caller's next request sees
+    the worker free again."""
+
+    def __init__(self, balancer: LoadBalancer, worker: LbWorker) -> None:
+        self.balancer = balancer
+        self.worker = worker
+        self._ended = False
+
+    def end(self) -> None:
+        """The request is over for the worker."""
+        if not self._ended:
+            self._ended = True
+            self.balancer.release(self.worker)
+
+
+_UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def _failure(endpoint_id: str, worker: LbWorker, exc: BaseException, timeout: float) -> QueueError:
+    """The error a caller gets when its request could not be passed to ``worker``."""
+    if isinstance(exc, asyncio.TimeoutError):
+        return QueueError(
+            524,
+            f"endpoint {endpoint_id!r}: worker {worker.worker_id} did not answer within "
+            f"{timeout:g} s",
+        )
+    if isinstance(exc, ClientGone):
+        return QueueError(499, "the caller closed the connection")
+    return QueueError(
+        502,
+        f"endpoint {endpoint_id!r}: worker {worker.worker_id} broke off before answering "
+        f"({type(exc).__name__})",
+    )
+
+
 class LoadBalancerProxy:
     """The ASGI app behind ``/lb/{endpoint_id}/{path}``."""
 
@@ -167,19 +204,19 @@ class LoadBalancerProxy:
         try:
             queue = resolve(request)
             balancer = queue_service(request).balancer
-            upstream, worker = await self._forward(scope, receive, queue, balancer)
+            upstream, lease = await self._forward(scope, receive, queue, balancer)
         except QueueError as error:
             await error_response(error)(scope, receive, send)
             return
         try:
-            await self._relay(upstream, worker, receive, send)
+            await self._relay(upstream, lease, receive, send)
         finally:
             await upstream.aclose()
-            balancer.release(worker)
+            lease.end()
 
     async def _forward(
         self, scope: Scope, receive: Receive, queue: EndpointQueue, balancer: LoadBalancer
-    ) -> tuple[httpx.Response, LbWorker]:
+    ) -> tuple[httpx.Response, Lease]:
         """Send the request to a worker; its answer's head (the body still to read)."""
         endpoint_id = queue.endpoint_id
         body = RequestBody(receive) if _has_body(scope) else None
@@ -194,42 +231,27 @@ class LoadBalancerProxy:
                 if tried:
                     raise QueueError(502, f"endpoint {endpoint_id!r}: {exc}") from None
                 raise no_worker_error(endpoint_id, str(exc)) from None
+            lease = Lease(balancer, worker)
             client = balancer.proxy_client
             outgoing = client.build_request(
                 scope["method"], worker.base_url + target, headers=headers, content=body
             )
             try:
                 upstream = await asyncio.wait_for(client.send(outgoing, stream=True), timeout)
-            except httpx.ConnectError as exc:
-                balancer.release(worker)
-                balancer.unreachable(
-                    balancer.pool(queue.key), worker, f"could not connect ({type(exc).__name__})"
-                )
-                tried.add(worker.worker_id)
+            except (httpx.HTTPError, asyncio.TimeoutError, ClientGone) as exc:
+                lease.end()
+                if not isinstance(exc, _UNREACHABLE):
+                    raise _failure(endpoint_id, worker, exc, timeout) from None
+                reason = f"could not connect ({type(exc).__name__})"
+                balancer.unreachable(balancer.pool(queue.key), worker, reason)
                 if body is not None and body.started:
                     raise QueueError(502, worker.describe()) from None
+                tried.add(worker.worker_id)  # nothing reached it: another worker may take it
                 continue
-            except asyncio.TimeoutError:
-                balancer.release(worker)
-                raise QueueError(
-                    524,
-                    f"endpoint {endpoint_id!r}: worker {worker.worker_id} did not answer within "
-                    f"{timeout:g} s",
-                ) from None
-            except ClientGone:
-                balancer.release(worker)
-                raise QueueError(499, "the caller closed the connection") from None
-            except httpx.HTTPError as exc:
-                balancer.release(worker)
-                raise QueueError(
-                    502,
-                    f"endpoint {endpoint_id!r}: worker {worker.worker_id} broke off before "
-                    f"answering ({type(exc).__name__})",
-                ) from None
-            return upstream, worker
+            return upstream, lease
 
     async def _relay(
-        self, upstream: httpx.Response, worker: LbWorker, receive: Receive, send: Send
+        self, upstream: httpx.Response, lease: Lease, receive: Receive, send: Send
     ) -> None:
         """Stream the worker's answer to the caller; stop when either side goes away."""
         await send(
@@ -239,7 +261,7 @@ class LoadBalancerProxy:
                 "headers": forwarded_response_headers(upstream),
             }
         )
-        pump = asyncio.ensure_future(self._pump(upstream, send))
+        pump = asyncio.ensure_future(self._pump(upstream, lease, send))
         gone = asyncio.ensure_future(_wait_disconnect(receive))
         try:
             await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -252,14 +274,17 @@ class LoadBalancerProxy:
             # The answer is cut short: returning without its end makes the server close the
             # connection, so the caller sees a truncated body, never a complete-looking one.
             log.warning(
-                "worker %s broke off its answer (%s)", worker.worker_id, type(failure).__name__
+                "worker %s broke off its answer (%s)",
+                lease.worker.worker_id,
+                type(failure).__name__,
             )
 
     @staticmethod
-    async def _pump(upstream: httpx.Response, send: Send) -> None:
+    async def _pump(upstream: httpx.Response, lease: Lease, send: Send) -> None:
         async for chunk in upstream.aiter_raw():
             if chunk:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        lease.end()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
