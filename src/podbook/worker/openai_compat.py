@@ -39,6 +39,7 @@ import inspect
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -285,13 +286,20 @@ async def _pieces(generate: Generate, source: Any, params: dict[str, Any]) -> As
         return
     iterator: Iterator[Any] = iter(produced)
     end = object()
+    # One thread of its own: the generator steps there in turn, and is closed there after
+    # the step in progress (a stopped job does not wait for it).
+    thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podbook-generate")
     try:
-        while (piece := await asyncio.to_thread(next, iterator, end)) is not end:
+        while True:
+            piece = await asyncio.wrap_future(thread.submit(next, iterator, end))
+            if piece is end:
+                return
             yield str(piece)
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
-            await asyncio.to_thread(close)
+            thread.submit(close)
+        thread.shutdown(wait=False)
 
 
 async def _limited(pieces: AsyncIterator[str], limit: int | None) -> AsyncIterator[str]:
