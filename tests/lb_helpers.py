@@ -10,13 +10,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-from processes import stop_process
+from processes import stop_process, wait_for
 
 HERE = Path(__file__).resolve().parent
 SAMPLE_APP = HERE / "lb_sample_app.py"
@@ -32,19 +30,6 @@ LB_FLAGS = (
 """Emulator flags of the load-balancing tests: quick polls, a short 524 timeout."""
 
 T = TypeVar("T")
-
-
-def wait_for(check: Callable[[], T], what: str, timeout: float = 10.0) -> T:
-    """Poll ``check`` until it returns something true; that value (AssertionError after
-    ``timeout`` seconds)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def free_port() -> int:
@@ -142,7 +127,7 @@ class AppWorker:
             found = re.search(r"serves .* on http://127\.0\.0\.1:(\d+)", self.text())
             return int(found.group(1)) if found else 0
 
-        self.port = wait_for(port, f"worker {self.name} to register", timeout)
+        self.port = wait_for(port, timeout, what=f"worker {self.name} registered")
         return self
 
     def set_health(self, status: int) -> None:

@@ -77,7 +77,7 @@ def status_is(http: Any, lb: str, worker: str, status: str | None) -> Any:
 def test_two_workers_share_the_load(emu: Any, http: Any, lb: str, workers: Any) -> None:
     workers("a")
     workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, "both workers healthy")
+    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
     assert served_by(emu, lb, 10) == {"a": 5, "b": 5}  # ties are taken in turn
 
 
@@ -85,7 +85,7 @@ def test_a_busy_worker_is_passed_over(emu: Any, http: Any, lb: str, workers: Any
     """Least in flight: while one worker streams a long answer, the other takes the rest."""
     workers("a")
     workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, "both workers healthy")
+    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
     with httpx.stream(
         "GET", f"{emu.url}/lb/{lb}/busy", params={"seconds": 3}, headers=emu.headers()
     ) as busy:
@@ -94,7 +94,7 @@ def test_a_busy_worker_is_passed_over(emu: Any, http: Any, lb: str, workers: Any
         other = ({"a", "b"} - {busy_one}).pop()
         assert served_by(emu, lb, 4) == {other: 4}
         busy.close()
-    wait_for(status_is(http, lb, busy_one, "IDLE"), "the busy worker idle again")
+    wait_for(status_is(http, lb, busy_one, "IDLE"), what="the busy worker idle again")
 
 
 def test_unhealthy_worker_is_skipped_until_healthy(
@@ -102,12 +102,12 @@ def test_unhealthy_worker_is_skipped_until_healthy(
 ) -> None:
     a = workers("a")
     workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, "both workers healthy")
+    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
     a.set_health(503)
-    wait_for(status_is(http, lb, "a", "UNHEALTHY"), "a unhealthy")
+    wait_for(status_is(http, lb, "a", "UNHEALTHY"), what="a unhealthy")
     assert served_by(emu, lb, 6) == {"b": 6}
     a.set_health(200)
-    wait_for(status_is(http, lb, "a", "IDLE"), "a healthy again")
+    wait_for(status_is(http, lb, "a", "IDLE"), what="a healthy again")
     assert set(served_by(emu, lb, 4)) == {"a", "b"}
 
 
@@ -115,7 +115,7 @@ def test_only_unhealthy_workers_answer_400_at_once(
     emu: Any, http: Any, lb: str, workers: Any
 ) -> None:
     workers("sick", env={"APP_HEALTH": "503"})
-    wait_for(status_is(http, lb, "sick", "UNHEALTHY"), "the worker unhealthy")
+    wait_for(status_is(http, lb, "sick", "UNHEALTHY"), what="the worker unhealthy")
     started = time.monotonic()
     response = httpx.get(f"{emu.url}/lb/{lb}/echo/x", headers=emu.headers())
     assert response.status_code == 400
@@ -128,7 +128,7 @@ def test_initializing_worker_holds_the_request_until_ready(
 ) -> None:
     """A request that arrives while the only worker answers 204 waits for it (up to 5 s)."""
     starting = workers("starting", env={"APP_HEALTH": "204"})
-    wait_for(status_is(http, lb, "starting", "INITIALIZING"), "the worker initializing")
+    wait_for(status_is(http, lb, "starting", "INITIALIZING"), what="the worker initializing")
     answers: list[httpx.Response] = []
     request = threading.Thread(
         target=lambda: answers.append(
@@ -149,17 +149,17 @@ def test_vanished_worker_is_removed_and_its_requests_go_elsewhere(
 ) -> None:
     a = workers("a")
     workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, "both workers healthy")
+    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
     a.kill9()
     # Requests right away never fail: a refused connection is tried on the other worker.
     assert served_by(emu, lb, 4) == {"b": 4}
-    wait_for(status_is(http, lb, "a", None), "the vanished worker removed")
+    wait_for(status_is(http, lb, "a", None), what="the vanished worker removed")
     assert listing(http, lb) == {"b": "IDLE"}
 
 
 def test_sigterm_leaves_the_pool_before_exiting(emu: Any, http: Any, lb: str, workers: Any) -> None:
     a = workers("a")
-    wait_for(status_is(http, lb, "a", "IDLE"), "the worker healthy")
+    wait_for(status_is(http, lb, "a", "IDLE"), what="the worker healthy")
     assert a.stop() == 0
     assert "a" not in listing(http, lb)  # said goodbye: no failed polls needed
 
@@ -171,7 +171,7 @@ def test_port_and_health_port_from_the_environment(
     worker = workers("ports", env={"PORT": str(port), "PORT_HEALTH": str(health_port)})
     assert worker.port == port
     assert f"health on port {health_port}" in worker.text()
-    wait_for(status_is(http, lb, "ports", "IDLE"), "the worker healthy")
+    wait_for(status_is(http, lb, "ports", "IDLE"), what="the worker healthy")
     assert httpx.get(f"http://127.0.0.1:{health_port}/ping").status_code == 200
     answer = httpx.get(f"{emu.url}/lb/{lb}/echo/p", headers=emu.headers()).json()
     assert answer["port"] == str(port)  # the app reads the PORT it listens on
@@ -179,7 +179,7 @@ def test_port_and_health_port_from_the_environment(
 
 def test_wsgi_app_is_served(emu: Any, http: Any, lb: str, workers: Any) -> None:
     workers("wsgi", app=f"{WSGI_APP}:app")
-    wait_for(status_is(http, lb, "wsgi", "IDLE"), "the WSGI worker healthy")
+    wait_for(status_is(http, lb, "wsgi", "IDLE"), what="the WSGI worker healthy")
     response = httpx.post(f"{emu.url}/lb/{lb}/any/path", content=b"hi", headers=emu.headers())
     assert response.status_code == 200
     assert response.headers["x-wsgi"] == "yes"
@@ -201,6 +201,6 @@ def test_app_without_ping_is_never_routed_and_says_why(
 
 def test_deleting_the_endpoint_empties_its_pool(emu: Any, http: Any, lb: str, workers: Any) -> None:
     workers("a")
-    wait_for(status_is(http, lb, "a", "IDLE"), "the worker healthy")
+    wait_for(status_is(http, lb, "a", "IDLE"), what="the worker healthy")
     assert http.delete(f"/v2/serverless/{lb}").status_code == 204
     assert httpx.get(f"{emu.url}/lb/{lb}/echo/x", headers=emu.headers()).status_code == 404

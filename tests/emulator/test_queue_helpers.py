@@ -9,11 +9,11 @@ bodies), so each test controls every step.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+from processes import wait_for  # noqa: F401 - the queue tests import it from here
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -97,18 +97,6 @@ class RawWorker:
             f"/v2/{self.endpoint_id}/ping/{self.worker_id}",
             params={"runpod_version": "1.12.0", **params},
         )
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 5.0, interval: float = 0.02) -> Any:
-    """Call ``check`` until it returns something truthy; return that (or fail)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(interval)
 
 
 def health(http: httpx.Client, endpoint_id: str) -> dict[str, Any]:
