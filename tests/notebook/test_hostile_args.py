@@ -35,7 +35,10 @@ SUBCOMMANDS: dict[str, list[str]] = {
     "endpoint": ["health", "purge", "serve", "create", "list", "show", "update", "delete"],
     "billing": [""],
     "runjob": [""],
+    "chat": ["history", "reset", "%%"],
 }
+"""Subcommands by magic; ``runjob`` and ``chat`` ``%%`` are cell magics (a cell is given)."""
+CELLS = {"runjob": "{'prompt': 'hi'}", "chat": "Hello"}
 
 HOSTILE = [
     "",
@@ -151,8 +154,8 @@ def _alarm(signum: int, frame: Any) -> None:
 
 def call(shell: InteractiveShell, magic: str, line: str, cell: str | None = None) -> CellRun:
     """Run one magic call as a cell would (IPython's own ``{var}`` expansion included)."""
-    if magic == "runjob":
-        source = f"get_ipython().run_cell_magic('runjob', {line!r}, {(cell or '')!r})"
+    if cell is not None:
+        source = f"get_ipython().run_cell_magic({magic!r}, {line!r}, {cell!r})"
     else:
         source = f"get_ipython().run_line_magic({magic!r}, {line!r})"
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -189,8 +192,8 @@ def test_curated_hostile_arguments_on_every_subcommand(hip: InteractiveShell) ->
     for magic, subcommands in SUBCOMMANDS.items():
         for sub in subcommands:
             for hostile in HOSTILE:
-                line = f"{sub} {hostile}".strip() if sub else hostile
-                cell = "{'prompt': 'hi'}" if magic == "runjob" else None
+                cell = CELLS[magic] if magic == "runjob" or sub == "%%" else None
+                line = f"{sub} {hostile}".strip() if sub and sub != "%%" else hostile
                 assert_clean(call(hip, magic, line, cell), magic, line)
     # no line clobbered what the shell needs (`-o __builtins__` once broke every later cell)
     after = run_cell(hip, "nbtest_ok = len([1]) + sum(In[-1:] and [0])")
@@ -220,6 +223,6 @@ LINES = st.lists(WORDS | TEXT, max_size=6).map(" ".join)
 def test_random_argument_strings(hip: InteractiveShell, magic: str, data: Any) -> None:
     sub = data.draw(st.sampled_from(SUBCOMMANDS[magic]))
     rest = data.draw(LINES)
-    line = f"{sub} {rest}".strip() if sub else rest
-    cell = data.draw(TEXT) if magic == "runjob" else None
+    line = f"{sub} {rest}".strip() if sub and sub != "%%" else rest
+    cell = data.draw(TEXT) if magic == "runjob" or sub == "%%" else None
     assert_clean(call(hip, magic, line, cell), magic, line)

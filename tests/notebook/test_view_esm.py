@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from podbook.notebook.billing.panel import BillingPanel
+from podbook.notebook.chat.panel import ChatPanel
 from podbook.notebook.jobs.health import HealthPanel
 from podbook.notebook.jobs.panel import JobPanel
 from podbook.notebook.panels.assets import VIEWS_DIR, view_asset
@@ -29,6 +30,7 @@ PANELS = {
     "job.js": JobPanel,
     "health.js": HealthPanel,
     "billing.js": BillingPanel,
+    "chat.js": ChatPanel,
 }
 VIEWS = sorted(p.name for p in VIEWS_DIR.glob("*.js") if p.name != COMMON)
 NODE = shutil.which("node")

@@ -33,6 +33,17 @@ class StaticView:
         return self.text
 
 
+@dataclass(frozen=True)
+class PanelDisplay:
+    """Displays a live panel through its ``display()`` (under a display id of its own, so
+    the panel can update that output when it ends)."""
+
+    panel: Any
+
+    def _ipython_display_(self) -> None:
+        self.panel.display()
+
+
 class SkipShownResults:
     """A ``sys.displayhook`` around the shell's own that stays silent for shown results.
 
@@ -112,6 +123,11 @@ class Presenter:
         from IPython.display import display
 
         display(view)
+        self.mark_shown(obj)
+
+    def mark_shown(self, obj: Any) -> None:
+        """Remember that ``obj`` was shown in this cell (by :meth:`present`, or by a magic that
+        printed it), so that returning it shows nothing more."""
         self._shown[id(obj)] = (self.cell_serial, obj)
         while len(self._shown) > MAX_REMEMBERED:
             self._shown.popitem(last=False)

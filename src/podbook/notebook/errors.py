@@ -39,6 +39,8 @@ _NOT_FOUND = {
     "registry": "check the credential ID with `%registry list`",
     "registry revoke": "check the delegation ID with `%registry delegations`",
     "endpoint": "check the endpoint ID with `%endpoint list`",
+    "chat": "check the endpoint ID (built-in: chat-demo; serve your own generator with "
+    "`%endpoint serve FUNC --openai --name ID`)",
     "endpoint create": "check the --template ID with `%template list`",
     "endpoint update": "check the endpoint ID (`%endpoint list`) and the --template ID",
 }

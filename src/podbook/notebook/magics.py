@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from traitlets import Bool, Float
 from traitlets.config import Configurable
 
@@ -66,8 +66,10 @@ class PodMagics(Magics, Configurable):
     def close(self) -> None:
         """Stop the refresher and release the client (``%unload_ext podbook``)."""
         if self._session is not None:
+            from podbook.notebook.chat.conversation import close_conversations
             from podbook.notebook.jobs.book import close_book
 
+            close_conversations(self._session)
             close_book(self._session)
             self._session.close()
             self._session = None
@@ -176,6 +178,17 @@ class PodMagics(Magics, Configurable):
         from podbook.notebook.jobs import magic
 
         return magic.job(self, line)
+
+    @line_cell_magic
+    def chat(self, line: str = "", cell: str | None = None) -> Any:
+        """Chat with an endpoint's OpenAI-compatible route: ``%%chat ENDPOINT [--model M]
+        [--system TEXT] [--temperature T] [--max-tokens N] [-o NAME]`` with your message in the
+        cell streams the reply into a chat panel (time to first token, tokens/s, Stop) and
+        returns the turn; the conversation goes on across cells. ``%chat history [ENDPOINT]``
+        shows it, ``%chat reset [ENDPOINT | --all]`` forgets it."""
+        from podbook.notebook.chat import magic
+
+        return magic.chat(self, line, cell)
 
     @line_magic
     def endpoint(self, line: str = "") -> Any:

@@ -106,6 +106,23 @@ def stream_error(error: Any, url: str) -> APIError:
     return error_class_for_status(status)(status, title or "Error", detail, method="POST", url=url)
 
 
+_CHUNK_KEYS = frozenset({"choices", "usage", "object", "id"})
+_PREVIEW_CHARS = 120
+
+
+def not_openai(url: str, body: Any, status: int = 200) -> APIError:
+    """The error for an answer that is not in the OpenAI chat format (a handler that is not
+    OpenAI-compatible, such as ``echo``, answered the route)."""
+    preview = json.dumps(body, ensure_ascii=False, default=str)
+    if len(preview) > _PREVIEW_CHARS:
+        preview = preview[: _PREVIEW_CHARS - 1] + "…"
+    detail = (
+        f"the endpoint did not answer in the OpenAI chat format (it sent {preview}); its "
+        "handler is not OpenAI-compatible: serve one made with podbook.openai_handler"
+    )
+    return APIError(status, "Unexpected response", detail, method="POST", url=url)
+
+
 class ChatTally:
     """The I/O-free state of one chat request: the reply so far, its usage and its timings.
 
@@ -164,6 +181,8 @@ class ChatTally:
             return []
         if "error" in body and not body.get("choices"):
             raise stream_error(body["error"], self.url)
+        if not _CHUNK_KEYS & body.keys():
+            raise not_openai(self.url, body)
         return self.take_chunk(body)
 
     def take_chunk(self, body: Mapping[str, Any]) -> list[ChatDelta]:
@@ -224,6 +243,8 @@ class ChatTally:
     def completion_result(self, completion: ChatCompletion) -> ChatResult:
         """The :class:`ChatResult` of a non-streamed answer."""
         elapsed = self._clock() - self.started
+        if not _CHUNK_KEYS & completion.model_fields_set.union(completion.model_extra or {}):
+            raise not_openai(self.url, completion.model_extra or {})
         choice = next((c for c in completion.choices if c.index == 0), None)
         content = choice.message.content if choice is not None else None
         text = content if isinstance(content, str) else ""
@@ -309,6 +330,10 @@ class _ChatReader:
         completion = self._client._core.finish(self._call, response)
         self.result = self._tally.completion_result(completion)
         return _whole_reply(self.result)
+
+    def partial(self) -> ChatResult:
+        """The :class:`ChatResult` as read so far (the final one once the reply ended)."""
+        return self.result if self.result is not None else self._tally.result()
 
     def _ended(self) -> None:
         self.result = self._tally.result(stopped=self._closed)

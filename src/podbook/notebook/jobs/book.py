@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from podbook.notebook.display import StaticView
+from podbook.notebook.display import PanelDisplay, StaticView
 
 MAX_PANELS = 64
 
@@ -42,14 +42,8 @@ class EndpointHealth:
         return health_text(self.endpoint_id, to_plain(self.health) or {})
 
 
-@dataclass(frozen=True)
-class JobDisplay:
-    """Displays a JobPanel through :meth:`JobPanel.display` (with a display id)."""
-
-    panel: Any
-
-    def _ipython_display_(self) -> None:
-        self.panel.display()
+JobDisplay = PanelDisplay
+"""Displays a JobPanel through :meth:`JobPanel.display` (with a display id)."""
 
 
 class JobBook:

@@ -44,16 +44,6 @@ from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 
 RATE_INTERVAL = 0.25
 """Seconds between two updates of the ``rate`` trait while chunks arrive."""
-UNANSWERED_TAIL_INTERVAL = 0.5
-"""Seconds between two sends of the ``tail`` trait while no view has said ``ready``.
-
-A view asks for the batches it missed with a ``ready`` message, but comm messages from the
-front end are handled on the kernel's shell thread: while a cell runs (the next cell of a
-Run All, say), the question waits, and batches sent before the view rendered are lost to
-it. Trait updates go out on IOPub from the flusher thread, so until a ``ready`` has been
-answered the bounded tail is resent this often (and always at the end): the view fills its
-gaps from it."""
-MAX_DISPLAY_IDS = 8
 GONE = "the job no longer exists on the endpoint (its TTL or result retention has passed)."
 
 
@@ -88,10 +78,8 @@ class JobPanel(Panel):
         self._polling = False
         self._gone = False
         self._rate_at = 0.0
-        self._tail_at = 0.0
         self._view_ready = False
         self._follow_mode = "poll"
-        self._display_ids: list[str] = []
         self._set_record(record)
         self.on_msg(self._on_view_message)
 
@@ -201,14 +189,9 @@ class JobPanel(Panel):
                 if meter.chunks:
                     self.rate = meter.snapshot(finished=final)
                 self._rate_at = now
-            unanswered = (
-                not self._view_ready
-                and buffer.tail_changed()
-                and now - self._tail_at >= UNANSWERED_TAIL_INTERVAL
-            )
-            if final or unanswered or buffer.tail_due():
-                self.tail = buffer.tail()
-                self._tail_at = now
+            tail = buffer.tail_to_send(now, final=final, view_ready=self._view_ready)
+            if tail is not None:
+                self.tail = tail
         if final:
             self._stream_ended(pump)
 
@@ -286,32 +269,15 @@ class JobPanel(Panel):
 
     # -- displays ---------------------------------------------------------------------------
 
-    def display(self) -> None:
-        """Display the panel under a new display id (so :meth:`refresh_displays` can reach it)."""
-        from uuid import uuid4
-
-        from IPython.display import display
-
-        display_id = uuid4().hex
-        self._display_ids = [*self._display_ids[-(MAX_DISPLAY_IDS - 1) :], display_id]
-        display(self, display_id=display_id)
-
     def refresh_displays(self) -> None:
         """Re-send this panel's outputs once the job ended, so the static text/HTML forms a
         saved notebook keeps (nbconvert, a viewer without widgets) show the end too.
 
-        Only in a kernel (a terminal IPython would print the text in whatever runs now), and
-        only while the whole stream is in the tail: a front end re-renders an updated output,
-        and the new view could only get the tail back.
+        Only while the whole stream is in the tail: a front end re-renders an updated output,
+        and the new view could only get the tail back (see :meth:`Panel.redisplay`).
         """
-        from IPython import get_ipython
-        from IPython.display import update_display
-
-        shell = get_ipython()
-        if getattr(shell, "kernel", None) is None or self.chunks > TAIL_MAX:
-            return
-        for display_id in self._display_ids:
-            update_display(self, display_id=display_id)
+        if self.chunks <= TAIL_MAX:
+            self.redisplay()
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -328,10 +294,9 @@ class JobPanel(Panel):
 
         Runs on the kernel's shell thread (where comm messages arrive), so it waits for a
         busy cell to end; until then the flusher keeps the ``tail`` trait current
-        (:data:`UNANSWERED_TAIL_INTERVAL`)."""
+        (:data:`~podbook.notebook.jobs.streambuffer.UNANSWERED_TAIL_INTERVAL`)."""
         self._view_ready = True
-        start = have if isinstance(have, int) and not isinstance(have, bool) and have > 0 else 0
-        batch = self._buffer.backlog(start)
+        batch = self._buffer.backlog_after(have)
         if batch is not None:
             self.send(batch.message())
 
@@ -388,7 +353,6 @@ class JobPanel(Panel):
             self._buffer = StreamBuffer()
             self._meter = RateMeter()
             self._rate_at = 0.0
-            self._tail_at = 0.0
             self._gone = False
             self.chunks = 0
             self.tail = []

@@ -18,6 +18,15 @@ PENDING_MAX = 5_000
 TAIL_ENTRY_OVERHEAD = 26
 """Bytes a tail entry adds to its chunk: ``{"i": 123, "output": ...}``."""
 TAIL_RESEND_FACTOR = 4
+UNANSWERED_TAIL_INTERVAL = 0.5
+"""Seconds between two sends of the ``tail`` trait while no view has said ``ready``.
+
+A view asks for the batches it missed with a ``ready`` message, but comm messages from the
+front end are handled on the kernel's shell thread: while a cell runs (the next cell of a
+Run All, say), the question waits, and batches sent before the view rendered are lost to
+it. Trait updates go out on IOPub from the flusher thread, so until a ``ready`` has been
+answered the bounded tail is resent this often (and always at the end): the view fills its
+gaps from it."""
 BATCH_MAX_BYTES = 2_000_000
 """A custom message carries at most about this many bytes of chunks; more go in the next."""
 
@@ -61,6 +70,7 @@ class StreamBuffer:
         self.dropped = 0
         self._bytes_since_tail = 0
         self._tail_sent_total = 0
+        self._tail_sent_at = 0.0
 
     def add(self, output: Any) -> int:
         """Keep one chunk; returns its index."""
@@ -109,6 +119,26 @@ class StreamBuffer:
         if not entries:
             return None
         return Batch(entries[0][0], [output for _, output in entries])
+
+    def backlog_after(self, have: Any) -> Batch | None:
+        """What a view that said ``{"type": "ready", "have": have}`` lacks: :meth:`backlog`
+        from ``have`` (a count of chunks; anything else counts as 0)."""
+        start = have if isinstance(have, int) and not isinstance(have, bool) and have > 0 else 0
+        return self.backlog(start)
+
+    def tail_to_send(self, now: float, *, final: bool, view_ready: bool) -> list[Any] | None:
+        """The ``tail`` trait to send now (see :meth:`tail`), or None: always at the end of the
+        stream, while no view has said ``ready`` and the tail changed (every
+        :data:`UNANSWERED_TAIL_INTERVAL` seconds), and when :meth:`tail_due`."""
+        unanswered = (
+            not view_ready
+            and self.tail_changed()
+            and now - self._tail_sent_at >= UNANSWERED_TAIL_INTERVAL
+        )
+        if final or unanswered or self.tail_due():
+            self._tail_sent_at = now
+            return self.tail()
+        return None
 
     def tail(self) -> list[dict[str, Any]]:
         """The ``tail`` trait, to be sent now: the last chunks as ``{"i": index, "output": ...}``."""

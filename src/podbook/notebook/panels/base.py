@@ -13,6 +13,9 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
+MAX_DISPLAY_IDS = 8
+"""How many displays of one panel :meth:`Panel.redisplay` keeps current."""
+
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 
@@ -69,6 +72,7 @@ class Panel(anywidget.AnyWidget):
         self._local_update_at = 0.0
         self._refresh_error = ""
         self._lock = threading.RLock()
+        self._display_ids: list[str] = []
 
     @property
     def client(self) -> Any:
@@ -133,6 +137,31 @@ class Panel(anywidget.AnyWidget):
     def _changed(self) -> None:
         if self._on_change is not None:
             self._on_change()
+
+    # -- displays ---------------------------------------------------------------------------
+
+    def display(self) -> None:
+        """Display the panel under a new display id (so :meth:`redisplay` can reach it)."""
+        from uuid import uuid4
+
+        from IPython.display import display
+
+        display_id = uuid4().hex
+        self._display_ids = [*self._display_ids[-(MAX_DISPLAY_IDS - 1) :], display_id]
+        display(self, display_id=display_id)
+
+    def redisplay(self) -> None:
+        """Re-send the outputs of the displays made by :meth:`display`, so that the static
+        text/HTML forms a saved notebook keeps (nbconvert, a viewer without widgets) show the
+        panel as it is now. Only in a kernel: a terminal IPython would print the text in
+        whatever runs now."""
+        from IPython import get_ipython
+        from IPython.display import update_display
+
+        if getattr(get_ipython(), "kernel", None) is None:
+            return
+        for display_id in self._display_ids:
+            update_display(self, display_id=display_id)
 
     # -- static forms -----------------------------------------------------------------------
 
