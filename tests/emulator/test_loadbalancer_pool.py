@@ -74,18 +74,21 @@ def status_is(http: Any, lb: str, worker: str, status: str | None) -> Any:
     return lambda: listing(http, lb).get(worker) == status
 
 
+def two_workers(workers: Any, http: Any, lb: str) -> tuple[AppWorker, AppWorker]:
+    """Workers ``a`` and ``b``, both healthy."""
+    pair = (workers("a"), workers("b"))
+    wait_for(lambda: listing(http, lb) == {"a": "IDLE", "b": "IDLE"}, what="both healthy")
+    return pair
+
+
 def test_two_workers_share_the_load(emu: Any, http: Any, lb: str, workers: Any) -> None:
-    workers("a")
-    workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
+    two_workers(workers, http, lb)
     assert served_by(emu, lb, 10) == {"a": 5, "b": 5}  # ties are taken in turn
 
 
 def test_a_busy_worker_is_passed_over(emu: Any, http: Any, lb: str, workers: Any) -> None:
     """Least in flight: while one worker streams a long answer, the other takes the rest."""
-    workers("a")
-    workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
+    two_workers(workers, http, lb)
     with httpx.stream(
         "GET", f"{emu.url}/lb/{lb}/busy", params={"seconds": 3}, headers=emu.headers()
     ) as busy:
@@ -100,9 +103,7 @@ def test_a_busy_worker_is_passed_over(emu: Any, http: Any, lb: str, workers: Any
 def test_unhealthy_worker_is_skipped_until_healthy(
     emu: Any, http: Any, lb: str, workers: Any
 ) -> None:
-    a = workers("a")
-    workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
+    a, _ = two_workers(workers, http, lb)
     a.set_health(503)
     wait_for(status_is(http, lb, "a", "UNHEALTHY"), what="a unhealthy")
     assert served_by(emu, lb, 6) == {"b": 6}
@@ -147,9 +148,7 @@ def test_initializing_worker_holds_the_request_until_ready(
 def test_vanished_worker_is_removed_and_its_requests_go_elsewhere(
     emu: Any, http: Any, lb: str, workers: Any
 ) -> None:
-    a = workers("a")
-    workers("b")
-    wait_for(lambda: set(listing(http, lb).values()) == {"IDLE"}, what="both workers healthy")
+    a, _ = two_workers(workers, http, lb)
     a.kill9()
     # Requests right away never fail: a refused connection is tried on the other worker.
     assert served_by(emu, lb, 4) == {"b": 4}

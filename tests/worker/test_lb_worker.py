@@ -59,8 +59,8 @@ def one_line(stderr: str) -> str:
     ("app", "fragment"),
     [
         (f"{SAMPLE_APP}:nothing", "has no 'nothing'; name the app with"),
-        (f"{SAMPLE_APP}:state", "is a dict, not an ASGI or WSGI app"),
-        (f"{SAMPLE_APP}:NAME", "is a str, not an ASGI or WSGI app"),
+        (f"{SAMPLE_APP}:state", "is of type dict, not an ASGI or WSGI app"),
+        (f"{SAMPLE_APP}:NAME", "is of type str, not an ASGI or WSGI app"),
         (f"{WSGI_APP}:StartResponse", "not an ASGI or WSGI app"),
         ("/no/such/app.py", "app file /no/such/app.py not found"),
         ("no_such_module:app", "no module named 'no_such_module'"),

@@ -51,5 +51,5 @@ async def probe(client: httpx.AsyncClient, worker: LbWorker, timeout: float) -> 
     detail = {
         HEALTHY: f"{what} answered 200 (healthy)",
         INITIALIZING: f"{what} answered 204 (initializing)",
-    }.get(state, f"{what} answered {response.status_code} (unhealthy; 200 means healthy)")
+    }.get(state, f"{what} answered {response.status_code} (unhealthy)")
     return Probe(state, detail, reached=True)

@@ -27,7 +27,7 @@ def app_interface(app: Any, name: str) -> str:
         raise ConfigError(f"{name} is a class, not an app; pass an instance (e.g. {name}())")
     if not callable(app):
         raise ConfigError(
-            f"{name} is a {type(app).__name__}, not an ASGI or WSGI app; pass an app object "
+            f"{name} is of type {type(app).__name__}, not an ASGI or WSGI app; pass an app "
             "such as FastAPI() or Flask(__name__)"
         )
     call = app if inspect.isfunction(app) or inspect.ismethod(app) else type(app).__call__
@@ -41,8 +41,8 @@ def app_interface(app: Any, name: str) -> str:
     if len(positional) == 2:
         return WSGI
     raise ConfigError(
-        f"{name} is a {type(app).__name__}, not an ASGI or WSGI app: an ASGI app is an async "
-        "callable (scope, receive, send), a WSGI app a callable (environ, start_response)"
+        f"{name} is of type {type(app).__name__}, not an ASGI or WSGI app: an ASGI app is an "
+        "async callable (scope, receive, send), a WSGI app a callable (environ, start_response)"
     )
 
 

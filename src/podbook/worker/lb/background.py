@@ -83,8 +83,8 @@ class ServedApp:
                 raise ConfigError(f"the app for {self.endpoint_id!r} failed to start: {error}")
             detail = registered.detail if registered is not None else "no answer"
             raise ConfigError(
-                f"{self.name} is not healthy ({detail}); the load balancer sends requests only "
-                "to workers whose health route answers 200: add one, e.g. "
+                f"{self.name} is not healthy: {detail}; the load balancer only sends requests "
+                "to a worker whose health route answers 200, so add one, e.g. "
                 "@app.get('/ping') def ping(): return {'status': 'healthy'}"
             )
         return self
