@@ -153,7 +153,15 @@ REFERENCE_ROUTES = {
     for kind in ("pods", "templates", "serverless", "clusters")
     for method, suffix in (("POST", ""), ("PATCH", "/{id}"))
 }
-WORKER_OPERATIONS = ("job-take", "job-take-batch", "job-stop", "job-done", "job-stream", "ping")
+WORKER_OPERATIONS = (
+    "job-take",
+    "job-take-batch",
+    "job-stop",
+    "job-done",
+    "job-stream",
+    "ping",
+    "lb-worker",
+)
 
 
 def route_table() -> list[tuple[str, str]]:
