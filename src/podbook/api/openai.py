@@ -195,6 +195,8 @@ class ChatResult(BaseModel):
     time_to_first_token_s: float | None = None
     tokens_per_s: float | None = None
     duration_s: float | None = None
+    pieces: int = 0
+    """How many pieces of content arrived (1 for a non-streamed answer)."""
     stopped: bool = False
     """True when the reader stopped before the server ended the reply (the stream closed)."""
 
@@ -207,6 +209,13 @@ class ChatResult(BaseModel):
     def completion_tokens(self) -> int | None:
         """The reply's tokens as the server counted them (None when it did not say)."""
         return self.usage.completion_tokens if self.usage is not None else None
+
+    @property
+    def tokens(self) -> int:
+        """The reply's tokens: the server's count, else the pieces received (an OpenAI
+        stream sends about one token a piece)."""
+        counted = self.completion_tokens
+        return counted if counted is not None else self.pieces
 
 
 # --- the request -----------------------------------------------------------------------------

@@ -237,6 +237,7 @@ class ChatTally:
             time_to_first_token_s=None if self.first_at is None else self.first_at - self.started,
             tokens_per_s=rate,
             duration_s=self._clock() - self.started,
+            pieces=self.pieces,
             stopped=stopped,
         )
 
@@ -261,6 +262,7 @@ class ChatTally:
             time_to_first_token_s=elapsed,
             tokens_per_s=tokens / elapsed if elapsed > 0 and tokens else None,
             duration_s=elapsed,
+            pieces=1 if text else 0,
         )
 
 

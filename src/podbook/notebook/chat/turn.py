@@ -30,17 +30,17 @@ ENDED = (DONE, STOPPED, FAILED)
 
 
 def chat_stats(result: ChatResult | None) -> dict[str, Any]:
-    """The panel's ``stats`` trait from a (partial or final) result: ``ttft`` and
-    ``tokensPerSecond`` (seconds, rounded), ``tokens``, ``finishReason``, ``model``, ``jobId``."""
+    """The panel's ``stats`` trait from a (partial or final) result: ``ttft`` (seconds) and
+    ``tokensPerSecond`` (rounded), ``tokens`` (the server's count, else the pieces received),
+    ``finishReason``, ``model``, ``jobId``."""
     if result is None:
         return {}
-    tokens = result.completion_tokens
     stats = {
         "ttft": None
         if result.time_to_first_token_s is None
         else round(result.time_to_first_token_s, 3),
         "tokensPerSecond": None if result.tokens_per_s is None else round(result.tokens_per_s, 1),
-        "tokens": tokens if tokens is not None else None,
+        "tokens": result.tokens or None,
         "finishReason": result.finish_reason,
         "model": result.model,
         "jobId": result.job_id,
