@@ -224,3 +224,16 @@ def test_timeout_does_not_cut_a_stream_that_has_begun(caller: httpx.Client) -> N
     with caller.stream("GET", "/busy", params={"seconds": 2.5}) as response:
         assert response.status_code == 200
         assert "".join(response.iter_text()) == "started\ndone\n"
+
+
+@pytest.mark.parametrize(("method", "operation"), [("POST", "run"), ("GET", "health")])
+def test_queue_operations_on_a_load_balancing_endpoint_400(
+    emu: Any, lb: str, method: str, operation: str
+) -> None:
+    response = httpx.request(
+        method, f"{emu.url}/v2/{lb}/{operation}", json={"input": {}}, headers=emu.headers()
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert "LOAD_BALANCER endpoint: it has no queue" in error
+    assert f"{emu.url}/lb/{lb}/..." in error

@@ -70,6 +70,19 @@ def queue_caller(request: Request) -> Caller:
         raise QueueError(problem.status, problem.detail) from None
 
 
+def refuse_load_balancer(queue: EndpointQueue, emulator_url: str) -> None:
+    """400 for a queue operation on a load-balancing endpoint (it has no queue)."""
+    if queue.record.get("type") == "LOAD_BALANCER":
+        from podbook.api.endpoints import load_balancer_url
+
+        base = load_balancer_url(emulator_url, queue.endpoint_id)
+        raise QueueError(
+            400,
+            f"endpoint {queue.endpoint_id!r} is a LOAD_BALANCER endpoint: it has no queue; "
+            f"send requests to its workers' own routes at {base}/...",
+        )
+
+
 def queue_route(
     path: str,
     handler: QueueHandler,
@@ -93,6 +106,7 @@ def queue_route(
             queue = service.broker.require_endpoint(
                 caller.account_id, request.path_params["endpoint_id"]
             )
+            refuse_load_balancer(queue, service.url)
             counter = service.limiter.acquire(
                 caller.account_id, queue.endpoint_id, operation, len(queue.workers)
             )
