@@ -129,3 +129,22 @@ def ranked(client: Any, cluster_id: str) -> bool:
     return len(members) == cluster.compute.pod_count and all(
         p.cluster.rank is not None for p in members
     )
+
+
+def run_headless(cells: list[str], emulator: Any, tmp_path: Any, monkeypatch: Any) -> Any:
+    """Run a notebook of code ``cells`` in a real kernel (nbclient) pointed at ``emulator``
+    through its environment only (no key in the notebook); returns the executed notebook."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PODBOOK_URL", emulator.url)
+    monkeypatch.setenv("RUNPOD_API_KEY", emulator.api_key)
+    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "home"))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    NotebookClient(
+        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    return nb

@@ -10,7 +10,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from nbhelpers import run_headless
 
 CELLS = [
     "%load_ext podbook",
@@ -24,16 +24,7 @@ CELLS = [
 def test_saved_notebook_shows_the_whole_reply(
     emulator: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PODBOOK_URL", emulator.url)
-    monkeypatch.setenv("RUNPOD_API_KEY", emulator.api_key)
-    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "home"))
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    NotebookClient(
-        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
+    nb = run_headless(CELLS, emulator, tmp_path, monkeypatch)
 
     assert nb.cells[2].outputs[-1].data["text/plain"] == "(30, 'DONE')"
     states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
