@@ -203,3 +203,40 @@ def test_deleting_the_endpoint_empties_its_pool(emu: Any, http: Any, lb: str, wo
     wait_for(status_is(http, lb, "a", "IDLE"), what="the worker healthy")
     assert http.delete(f"/v2/serverless/{lb}").status_code == 204
     assert httpx.get(f"{emu.url}/lb/{lb}/echo/x", headers=emu.headers()).status_code == 404
+
+
+def test_concurrent_streams_are_spread_and_complete(
+    emu: Any, http: Any, lb: str, workers: Any
+) -> None:
+    """40 streamed answers at once over two workers: every line of each arrives."""
+    import asyncio
+
+    two_workers(workers, http, lb)
+
+    async def one(client: httpx.AsyncClient) -> tuple[str, list[str]]:
+        async with client.stream("GET", "/stream", params={"n": 4, "delay": 0.1}) as answer:
+            lines = [line.split()[0] async for line in answer.aiter_lines() if line]
+            return answer.headers["x-worker"], lines
+
+    async def many() -> list[tuple[str, list[str]]]:
+        async with httpx.AsyncClient(
+            base_url=f"{emu.url}/lb/{lb}", headers=emu.headers(), timeout=30
+        ) as client:
+            return await asyncio.gather(*(one(client) for _ in range(40)))
+
+    answers = asyncio.run(many())
+    assert all(lines == ["0", "1", "2", "3"] for _, lines in answers)
+    spread = Counter(name for name, _ in answers)
+    assert set(spread) == {"a", "b"} and min(spread.values()) >= 15, spread
+
+
+def test_workers_come_back_after_an_emulator_restart(
+    emu: Any, http: Any, lb: str, workers: Any
+) -> None:
+    """Registrations live in memory; each worker renews its own within 5 s of a restart."""
+    workers("a")
+    wait_for(status_is(http, lb, "a", "IDLE"), what="the worker healthy")
+    emu.restart()
+    with emu.http() as fresh:
+        wait_for(lambda: listing(fresh, lb) == {"a": "IDLE"}, 10, what="the worker back")
+        assert fresh.get(f"/lb/{lb}/echo/x").headers["x-worker"] == "a"
