@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from .jupyterlab import LabServer, open_and_run_all, write_notebook
 
 NOTEBOOK = "chat.ipynb"
-GENERATORS = '''import time
+GENERATORS = """import time
 
 def markdown_reply(messages, params):
     pieces = ["# Streams", "\\n\\nA **reply**", " arrives", " *piece by piece*:",
@@ -26,7 +26,7 @@ def long_reply(messages, params):
     for i in range(3000):
         time.sleep(0.05)
         yield f"w{i} "
-'''
+"""
 CELLS = [
     "%load_ext podbook",
     GENERATORS,
