@@ -146,6 +146,8 @@ class ManyStreams:
     """429 answers."""
     errors: list[str] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds each process spent on the run (emulator, worker, client)."""
 
     @property
     def lost(self) -> int:
@@ -241,14 +243,29 @@ async def _long_poll_streams(emu: Any, endpoint_id: str, result: ManyStreams, ga
         result.seconds = time.perf_counter() - started
 
 
+def _cpu_seconds(pid: int | None = None) -> float:
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
 def many_streams(
-    emu: Any, endpoint_id: str, route: str, streams: int, chunks: int, gap_ms: int
+    emu: Any,
+    endpoint_id: str,
+    route: str,
+    shape: tuple[int, int, int],
+    worker_pid: int,
 ) -> ManyStreams:
-    """``streams`` concurrent streams of ``chunks`` pieces each (``route``: ``openai`` or
-    ``stream``), all started at once."""
+    """``streams`` concurrent streams of ``chunks`` pieces ``gap_ms`` apart (``shape``), all
+    started at once (``route``: ``openai`` or ``stream``), with the CPU each process spent."""
+    streams, chunks, gap_ms = shape
     result = ManyStreams(route, streams, chunks)
     run = _openai_streams if route == "openai" else _long_poll_streams
+    pids = {"emulator": emu.proc.pid, "worker": worker_pid, "client": None}
+    before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
     asyncio.run(run(emu, endpoint_id, result, gap_ms))
+    result.cpu = {name: _cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     return result
 
 
@@ -276,9 +293,10 @@ class Figures:
     many_gap_ms: int
 
 
-def measure(emu: Any, endpoint_id: str, args: Any) -> Figures:
+def measure(emu: Any, endpoint_id: str, args: Any, worker_pid: int) -> Figures:
     """Every OpenAI-route figure and its ``/stream`` counterpart, on ``endpoint_id`` (served
-    by a worker of :data:`STAMP_HANDLERS` with room for ``args.openai_streams`` jobs)."""
+    by the worker ``worker_pid`` of :data:`STAMP_HANDLERS`, with room for
+    ``args.openai_streams`` jobs)."""
     from podbook import Client
 
     with Client(api_key=emu.api_key, url=emu.url) as client:
@@ -292,8 +310,8 @@ def measure(emu: Any, endpoint_id: str, args: Any) -> Figures:
         openai_firsts = openai_first_token(emu, delay, args.first_token_rounds)
         poll_firsts = long_poll_first_token(client, delay, args.first_token_rounds)
     many = (args.openai_streams, args.openai_chunks, args.openai_gap_ms)
-    openai_many = many_streams(emu, endpoint_id, "openai", *many)
-    poll_many = many_streams(emu, endpoint_id, "stream", *many)
+    openai_many = many_streams(emu, endpoint_id, "openai", many, worker_pid)
+    poll_many = many_streams(emu, endpoint_id, "stream", many, worker_pid)
     return Figures(
         args.gap_ms,
         delay,
@@ -326,6 +344,7 @@ def _many_line(result: ManyStreams) -> str:
         f"{result.refused} × 429, {result.seconds:.1f} s ({rate:,.0f} chunks/s), yield → "
         f"chunk p50 {p50_ms(result.delays):.1f} ms p99 {_p99_ms(result.delays):.1f} ms"
     )
+    line += "; CPU s " + ", ".join(f"{name} {sec:.1f}" for name, sec in result.cpu.items())
     if result.errors:
         line += f"; {len(result.errors)} error(s), first: {result.errors[0]}"
     return line

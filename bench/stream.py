@@ -441,8 +441,8 @@ def run_openai_part(args: argparse.Namespace, *, header: bool = True) -> int:
         with qb.emulator(workdir) as emu:
             endpoint_id = emu.create_endpoint("bench-openai")
             concurrency = max(4, args.openai_streams)
-            with qb.podbook_worker(emu, endpoint_id, handlers, concurrency, "openai"):
-                figures = oa.measure(emu, endpoint_id, args)
+            with qb.podbook_worker(emu, endpoint_id, handlers, concurrency, "openai") as worker:
+                figures = oa.measure(emu, endpoint_id, args, worker.pid)
     lines, ok = oa.report(figures, qb.verdict)
     print("\n".join(lines))
     load = os.getloadavg()
