@@ -18,8 +18,8 @@ def markdown_reply(messages, params):
     pieces = ["# Streams", "\\n\\nA **reply**", " arrives", " *piece by piece*:",
               "\\n\\n- first", "\\n- second", "\\n\\nRead [the docs](https://example.org/docs)",
               " or `help()`."]
-    for piece in pieces:
-        time.sleep(0.25)
+    for piece in pieces:  # slow enough (4 s) to be seen streaming on a busy machine
+        time.sleep(0.5)
         yield piece
 
 def long_reply(messages, params):
