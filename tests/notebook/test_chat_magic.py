@@ -173,11 +173,13 @@ def test_the_panel_streams_the_reply_and_keeps_all_of_it(
     assert panel is not None and not turn.done  # the cell returned while it streams
     assert run.outputs, "the panel was displayed"
     assert panel.endpoint == slow and panel.prompt == "Count for me"
-    wait_until(lambda: panel.status == "STREAMING", timeout=20)
+    statuses = [panel.status]
+    panel.observe(lambda change: statuses.append(change["new"]), "status")
     turn.wait(timeout=30)
     wait_until(lambda: panel.status in ENDED)
     words = [f"w{i} " for i in range(60)]
     assert panel.status == "DONE" and panel.reply == "".join(words) == turn.text
+    assert "STREAMING" in statuses and statuses[-1] == "DONE"
     assert streamed(custom_messages(comms, panel, "chunks")) == words
     assert len(custom_messages(comms, panel, "chunks")) < 60  # batched
     assert panel.stats["tokens"] == 60 and panel.stats["finishReason"] == "length"
