@@ -12,6 +12,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
+import ssl
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,6 +42,12 @@ POST_RETRY_DELAYS = (0.1, 0.5, 1.0, 2.0, 2.0, 2.0, 5.0, 5.0, 5.0, 10.0, 10.0, 10
 a minute in all, so a result outlives a broker restart (a job whose result was lost would
 run again elsewhere)."""
 DEFAULT_THROTTLE_SECONDS = 5.0
+POOL_SHARD_JOBS = 8
+"""Jobs whose posts share one connection pool. httpcore's pool (1.0) scans all its
+connections for each idle one on every request (work quadratic in its size) and checks each
+connection's socket (a system call apiece): a worker running 300 streams through one pool spent
+most of its CPU there (profiled with bench/stream.py), so posts are spread over
+``concurrency / POOL_SHARD_JOBS`` pools, each job's always through the same one."""
 
 
 class BrokerRefused(PodbookError):
@@ -96,7 +105,24 @@ class WorkerChannel:
         self.config = config
         self.stream_batches: bool | None = None
         """Whether the broker takes ``{"stream": [...]}`` posts (None: not known yet)."""
-        self._http = httpx.AsyncClient(
+        shards = max(1, math.ceil(config.concurrency / POOL_SHARD_JOBS))
+        keepalive = math.ceil(config.concurrency / shards) + 8
+        tls = httpx.create_ssl_context() if shards > 1 else True  # one for all pools
+        self._http = self._client(config, transport, keepalive, tls)
+        """Long-polls, pings (and the posts of the first share of jobs)."""
+        self._posters = [self._http] + [
+            self._client(config, transport, keepalive, tls) for _ in range(shards - 1)
+        ]
+
+    @staticmethod
+    def _client(
+        config: WorkerConfig,
+        transport: httpx.AsyncBaseTransport | None,
+        keepalive: int,
+        tls: ssl.SSLContext | bool,
+    ) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            verify=tls,
             headers={
                 "Authorization": config.worker_key,
                 "User-Agent": f"podbook-worker/{__version__}",
@@ -104,14 +130,18 @@ class WorkerChannel:
             timeout=POST_TIMEOUT,
             transport=transport,
             follow_redirects=False,
-            limits=httpx.Limits(
-                max_connections=None, max_keepalive_connections=config.concurrency + 8
-            ),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=keepalive),
         )
 
+    def _poster(self, job_id: str) -> httpx.AsyncClient:
+        """The connection pool that carries ``job_id``'s posts (always the same one, so its
+        posts stay in order)."""
+        return self._posters[zlib.crc32(job_id.encode()) % len(self._posters)]
+
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._http.aclose()
+        """Close the connection pools."""
+        for client in self._posters:
+            await client.aclose()
 
     def _check(self, response: httpx.Response, what: str) -> None:
         status = response.status_code
@@ -193,12 +223,13 @@ class WorkerChannel:
         with contextlib.suppress(httpx.HTTPError):
             await self._http.get(self.config.ping_url, params=params, timeout=2.0)
 
-    async def _post(self, url: str, body: bytes, what: str, *, retries: bool) -> None:
+    async def _post(self, url: str, body: bytes, what: str, *, retries: bool, job_id: str) -> None:
         delays = POST_RETRY_DELAYS if retries else ()
         attempt = 0
+        client = self._poster(job_id)
         while True:
             try:
-                response = await self._http.post(
+                response = await client.post(
                     url, content=body, headers={"Content-Type": "application/json"}
                 )
             except httpx.TransportError as exc:
@@ -220,18 +251,20 @@ class WorkerChannel:
     async def post_result(self, job_id: str, payload: dict[str, Any], *, is_stream: bool) -> None:
         """Post the job's result (retried on 5xx and dropped connections, never on 4xx)."""
         url = self.config.result_url(job_id, is_stream=is_stream)
-        await self._post(url, encode_body(payload), f"result of {job_id}", retries=True)
+        await self._post(
+            url, encode_body(payload), f"result of {job_id}", retries=True, job_id=job_id
+        )
 
     async def post_progress(self, job_id: str, value: Any) -> None:
         """Post a progress update (``{"status": "IN_PROGRESS", "output": value}``)."""
         url = self.config.result_url(job_id, is_stream=False)
         body = encode_body({"status": "IN_PROGRESS", "output": value})
-        await self._post(url, body, f"progress of {job_id}", retries=False)
+        await self._post(url, body, f"progress of {job_id}", retries=False, job_id=job_id)
 
     async def post_chunk(self, job_id: str, body: bytes) -> None:
         """Post one streamed chunk: the JSON text of ``{"output": chunk}`` (+ ``metrics``)."""
         url = self.config.chunk_url(job_id)
-        await self._post(url, body, f"chunk of {job_id}", retries=True)
+        await self._post(url, body, f"chunk of {job_id}", retries=True, job_id=job_id)
 
     async def post_chunks(self, job_id: str, bodies: list[bytes]) -> None:
         """Post chunks in order: several in one ``{"stream": [...]}`` post when the broker
@@ -240,7 +273,7 @@ class WorkerChannel:
             url = self.config.chunk_url(job_id)
             body = b'{"stream":[' + b",".join(bodies) + b"]}"
             try:
-                await self._post(url, body, f"chunks of {job_id}", retries=True)
+                await self._post(url, body, f"chunks of {job_id}", retries=True, job_id=job_id)
             except BrokerRefused as exc:
                 if exc.status != 400 or self.stream_batches:
                     raise
