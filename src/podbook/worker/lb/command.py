@@ -84,6 +84,28 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+class _NotHealthPolls(logging.Filter):
+    """Drop the access lines of the balancer's health polls (one or more a second)."""
+
+    def __init__(self, health_path: str) -> None:
+        super().__init__()
+        self.health_path = health_path
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (len(args) >= 3 and args[1] == "GET" and args[2] == self.health_path)
+
+
+def _log_uvicorn(health_path: str) -> None:
+    """uvicorn's own lines (its errors; with ``-v`` every request but the health polls)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s app: %(message)s", "%H:%M:%S"))
+    handler.addFilter(_NotHealthPolls(health_path))
+    uvicorn_logger = logging.getLogger("uvicorn")
+    uvicorn_logger.addHandler(handler)
+    uvicorn_logger.propagate = False
+
+
 def run_app_worker(args: argparse.Namespace) -> int:
     """Serve the app until SIGTERM / Ctrl-C; the process's exit code."""
     configure_logging(args.verbose)
@@ -93,6 +115,7 @@ def run_app_worker(args: argparse.Namespace) -> int:
         url, key = endpoint_credentials(args.endpoint, args.url, lb=True)
         hide_user_key(key)
         plan = ListenPlan.from_env(os.environ)
+        _log_uvicorn(plan.health_path)
         sockets = plan.bind()
         ports = [sock.getsockname()[1] for sock in sockets]
         os.environ["PORT"] = str(ports[0])
