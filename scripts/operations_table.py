@@ -114,6 +114,9 @@ SCENARIO: list[tuple[str, ...]] = [
     ("%%runjob", "%%runjob ops-serve --sync -o ops_failed", '{"fail": true}'),
     ("%job retry", "%job retry {ops_failed.id} --endpoint ops-serve"),
     ("", "ops_served.stop()"),
+    ("%%chat", "%%chat chat-demo --max-tokens 4", "Hi"),
+    ("%chat history", "%chat history chat-demo"),
+    ("%chat reset", "%chat reset chat-demo"),
 ]
 
 
