@@ -1,0 +1,25 @@
+"""The sandbox of a local-runtime pod: its directory tree, working directory and environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Sandbox:
+    """Where a pod's processes run and what they see.
+
+    There is no chroot: processes see real host paths. ``mounts`` maps the paths a pod would
+    see (e.g. ``"/workspace"``) to the real directories behind them; the pod's environment
+    carries the same mapping (``RUNPOD_WORKSPACE`` and friends, see docs/local-runtime.md).
+    """
+
+    root: Path
+    """The pod's tree (container disk, persistent mount, links to network volumes)."""
+    workdir: Path
+    """Working directory and ``HOME`` of the pod's processes."""
+    env: dict[str, str] = field(default_factory=dict)
+    """The pod's full environment: its ``env`` plus the variables the service sets."""
+    mounts: dict[str, Path] = field(default_factory=dict)
+    """Path as the pod sees it → real directory."""
