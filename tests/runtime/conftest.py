@@ -1,28 +1,17 @@
-"""Fixtures of the local pod runtime tests: an emulator with ``--runtime local`` and helpers.
+"""Fixtures of the local pod runtime tests: an emulator with ``--runtime local``.
 
 ``local_emu`` (session) is a real emulator process whose pods run for real (fast lifecycle);
-``http`` is account A's raw client of it. The helpers create pods, wait for a status, read
-the runtime's process ledger (``<home>/podruntime/ledger.json``: pod id → ``pid``, ``pgid``,
-``started``) and check on /proc that no process of a process group survives.
+``http`` is account A's raw client of it. Helpers live in ``runtime_helpers.py``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from processes import wait_for
-
-__all__ = ["wait_for"]
-
-LOCAL = ("--runtime", "local")
-GPU = "NVIDIA GeForce RTX 4090"
+from runtime_helpers import LOCAL
 
 
 @pytest.fixture(scope="session")
@@ -36,65 +25,3 @@ def http(local_emu: Any) -> Iterator[httpx.Client]:
     """Account A's raw client of ``local_emu``."""
     with local_emu.http() as client:
         yield client
-
-
-def pod_body(**fields: Any) -> dict[str, Any]:
-    """A minimal valid GPU pod create body (``fields`` override or add)."""
-    return {"name": "rt-pod", "image": "runpod/base:latest", "gpu": {"id": GPU}, **fields}
-
-
-def create_pod(http: httpx.Client, **fields: Any) -> dict[str, Any]:
-    """Create a pod (asserting 201) and return its JSON."""
-    response = http.post("/v2/pods", json=pod_body(**fields))
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-def wait_status(
-    http: httpx.Client, pod_id: str, status: str, timeout: float = 15.0
-) -> dict[str, Any]:
-    """Poll ``GET /v2/pods/{id}`` until it reports ``status``; return that pod."""
-    deadline = time.monotonic() + timeout
-    seen: list[str] = []
-    while time.monotonic() < deadline:
-        pod = http.get(f"/v2/pods/{pod_id}").json()
-        if not seen or seen[-1] != pod.get("status"):
-            seen.append(pod.get("status"))
-        if pod.get("status") == status:
-            return pod
-        time.sleep(0.05)
-    raise AssertionError(f"pod {pod_id} never reached {status}; saw {seen}")
-
-
-def ledger(emu: Any) -> dict[str, dict[str, Any]]:
-    """The runtime's process ledger: pod id → ``{"pid", "pgid", "started"}``."""
-    path = Path(emu.home) / "podruntime" / "ledger.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-
-
-def group_members(pgid: int) -> list[int]:
-    """Pids of live (non-zombie) processes in process group ``pgid`` (from /proc)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry))
-    return members
-
-
-def wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
-    """Wait until no live process is left in process group ``pgid``."""
-    deadline = time.monotonic() + timeout
-    while group_members(pgid):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"process group {pgid} still has {group_members(pgid)}")
-        time.sleep(0.05)
