@@ -35,3 +35,28 @@ def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what or 'condition'} not met within {timeout} s")
         time.sleep(interval)
+
+
+class BackgroundLoop:
+    """An asyncio event loop running in a thread of its own, for async objects that a sync
+    test keeps alive across calls (a server whose output a task of the loop reads)."""
+
+    def __init__(self) -> None:
+        import asyncio
+        import threading
+
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Any, timeout: float = 120.0) -> Any:
+        """Run ``coro`` on the loop and return its result."""
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        """Stop the loop and its thread."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()
