@@ -102,6 +102,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="how often a RUNNING pod writes a periodic log line (default 5)",
     )
     emu.add_argument(
+        "--runtime",
+        choices=("none", "local"),
+        default="none",
+        help="none: pods are simulated (default); local: pods run for real on this machine "
+        "(their args, SSH, Jupyter, ports on loopback; see docs/local-runtime.md)",
+    )
+    emu.add_argument(
+        "--max-running-pods",
+        type=int,
+        default=16,
+        metavar="N",
+        help="with --runtime local: at most N pods run at once (default 16)",
+    )
+    emu.add_argument(
         "--rate-limit",
         action="append",
         default=[],
@@ -261,7 +275,13 @@ def run_emulator(args: argparse.Namespace) -> int:
         log_interval_seconds=args.log_interval_seconds,
         quotas={**DEFAULT_QUOTAS, **quotas},
         broker=broker,
+        runtime=args.runtime,
+        home=home,
+        max_running_pods=max(1, args.max_running_pods),
     )
+    if args.runtime == "local":
+        settings.ssh_proxy_host = "127.0.0.1"
+        settings.log_interval_seconds = 0.0  # no invented heartbeat: the log is the process's
     configure_logging()
     try:
         return serve(settings, host=args.host, port=args.port, home=home, print_key=print_key)

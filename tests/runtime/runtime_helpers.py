@@ -79,3 +79,25 @@ def wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"process group {pgid} still has {group_members(pgid)}")
         time.sleep(0.05)
+
+
+def log_lines(
+    http: httpx.Client, pod_id: str, until: str, timeout: float = 15.0, source: str = "container"
+) -> list[str]:
+    """Follow the pod's log stream until a line containing ``until``; the lines of ``source``."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    with http.stream(
+        "GET", f"/v2/pods/{pod_id}/logs", params={"tail": 1000}, timeout=timeout
+    ) as response:
+        assert response.status_code == 200, response.read()
+        for raw in response.iter_lines():
+            if raw.startswith("data:"):
+                data = json.loads(raw[5:])
+                if data["source"] == source:
+                    lines.append(data["line"])
+                    if until in data["line"] and not data["line"].startswith("container started"):
+                        return lines
+            if time.monotonic() > deadline:
+                break
+    raise AssertionError(f"{until!r} not in the log of {pod_id}; saw {lines}")

@@ -159,12 +159,22 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
     queue = install_broker(emulator, store, settings.broker)
     install_billing(store, emulator.clock, queue)
 
+    runtime = None
+    if settings.runtime == "local":
+        from podbook.emulator.podruntime.reconciler import LocalRuntime
+
+        runtime = emulator.extras["runtime"] = LocalRuntime(emulator)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         queue.start(settings.url)
+        if runtime is not None:
+            runtime.start()
         try:
             yield
         finally:
+            if runtime is not None:
+                await runtime.stop()
             await queue.stop()
             store.close()
 

@@ -225,6 +225,13 @@ class PodLogBook:
         events = [(now, source, line) for source, line in ACTION_LINES.get(action, [])]
         self._append(record["id"], events, now)
 
+    def append_lines(self, record: Record, lines: list[tuple[str, str]], now: float) -> None:
+        """Add ``(source, line)`` lines stamped ``now`` after the lines its phase implies."""
+        self.materialize(record, now)
+        cursor = self._cursor(record)
+        ts = max(now, cursor[0])
+        self._append(record["id"], [(ts, source, line) for source, line in lines], ts)
+
     def _cursor(self, record: Record) -> list[float]:
         cursor = self._cursors.get(record["id"])
         if cursor is None:

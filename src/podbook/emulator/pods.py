@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Callable
 from typing import Any
 
 from podbook.emulator.billing.ledger import close_run
@@ -41,6 +42,8 @@ from podbook.emulator.placement import Placement
 from podbook.emulator.problems import Problem
 from podbook.emulator.runtime import new_port_map, runtime_block
 from podbook.emulator.settings import EmulatorSettings
+
+LOOPBACK = "127.0.0.1"
 
 Record = dict[str, Any]
 
@@ -99,10 +102,10 @@ def new_pod_record(
         "phase": boot_phase(now, settings.provision_seconds, settings.start_seconds),
         "dataCenterId": placement.data_center_id,
         "cudaVersion": placement.cuda_version,
-        "publicIp": placement.public_ip,
+        "publicIp": LOOPBACK if settings.runtime == "local" else placement.public_ip,
         "pricePerHour": placement.price_per_hour,
         "sshUser": f"{pod_id}-{secrets.token_hex(4)}",
-        "portMap": new_port_map(ports),
+        "portMap": port_map_for(ports, settings, ssh=bool(spec.get("startSsh"))),
         "globalIp": placement.global_ip,
     }
     if "gpu" in spec:
@@ -116,6 +119,17 @@ def new_pod_record(
     if cluster is not None:
         record["cluster"] = cluster
     return record
+
+
+def port_map_for(ports: list[str], settings: EmulatorSettings, *, ssh: bool) -> dict[str, int]:
+    """Public ports for ``ports``: invented ones, or with the local runtime real free loopback
+    ports (plus ``ssh-proxy``, the port of the pod's SSH proxy endpoint, for SSH pods)."""
+    if settings.runtime != "local":
+        return new_port_map(ports)
+    from podbook.emulator.podruntime.ports import free_ports
+
+    names = [*ports, "ssh-proxy"] if ssh else list(ports)
+    return dict(zip(names, free_ports(LOOPBACK, len(names)), strict=True))
 
 
 def current_status(record: Record, now: float) -> str:
@@ -146,6 +160,8 @@ class PodViews:
         self._settings = settings
         self._static: dict[str, tuple[Record, tuple[str, bool], dict[str, Any]]] = {}
         self._runtime: dict[str, tuple[Record, int, dict[str, Any]]] = {}
+        self.live: Callable[[Record, float], dict[str, Any]] | None = None
+        """Measures ``runtime`` of a running pod (the local runtime); None: invented."""
 
     def render(self, record: Record, now: float, *, creating: bool = False) -> dict[str, Any]:
         """The pod as the wire shows it at ``now``."""
@@ -164,7 +180,8 @@ class PodViews:
             second = int(now)
             sample = self._runtime.get(pod_id)
             if sample is None or sample[0] is not record or sample[1] != second:
-                sample = (record, second, _runtime_of(record, now))
+                measure = self.live or _runtime_of
+                sample = (record, second, measure(record, now))
                 self._runtime[pod_id] = sample
             view["runtime"] = sample[2]
         elif creating and status == PROVISIONING:
@@ -221,6 +238,8 @@ def _static_view(
             "command": f"ssh root@{ip} -p {ssh_port}",
         }
     user = record["sshUser"]
+    proxy_port = port_map.get("ssh-proxy", 22)
+    proxy_command = f"ssh {user}@{proxy_host}" + (f" -p {proxy_port}" if proxy_port != 22 else "")
     view: dict[str, Any] = {
         "id": record["id"],
         "name": record["name"],
@@ -239,9 +258,9 @@ def _static_view(
         "ssh": {
             "proxy": {
                 "host": proxy_host,
-                "port": 22,
+                "port": proxy_port,
                 "username": user,
-                "command": f"ssh {user}@{proxy_host}",
+                "command": proxy_command,
             },
             "direct": ssh_direct,
         },
@@ -304,6 +323,13 @@ def apply_action(record: Record, action: str, now: float, settings: EmulatorSett
         record["phase"] = {"kind": "exited", "since": now}
 
 
+def mark_exited(record: Record, now: float) -> None:
+    """The container ended by itself (local runtime): EXITED, billing closed, as for stop."""
+    _remember_start(record, now)
+    close_run(record, now)
+    record["phase"] = {"kind": "exited", "since": now}
+
+
 def _remember_start(record: Record, now: float) -> None:
     since = running_since(record["phase"])
     if since is not None and since <= now:
@@ -313,7 +339,9 @@ def _remember_start(record: Record, now: float) -> None:
 def _boot(record: Record, now: float, settings: EmulatorSettings) -> None:
     """Start the container again on the same machine: STARTING, then RUNNING."""
     record["phase"] = boot_phase(now, 0.0, settings.start_seconds)
-    record["portMap"] = new_port_map(record["ports"])
+    record["portMap"] = port_map_for(
+        record["ports"], settings, ssh="ssh-proxy" in record["portMap"]
+    )
     wanted = record.pop("globalNetworkingWanted", None)
     if wanted is not None:
         record["globalIp"] = record.get("globalIpCandidate") if wanted else None

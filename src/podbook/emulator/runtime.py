@@ -62,11 +62,17 @@ def runtime_block(
         ]
     block["cpu"] = {"util": utilization(pod_id, "cpu", now, 35, 25)}
     block["memory"] = {"util": utilization(pod_id, "memory", now, 40, 12)}
-    port_rows = []
+    block["ports"] = port_rows(ports, port_map, public_ip)
+    return block
+
+
+def port_rows(ports: list[str], port_map: dict[str, int], public_ip: str) -> list[dict[str, Any]]:
+    """``runtime.ports``: each ``port/protocol`` with its public port and address."""
+    rows = []
     for spec in ports:
         number, _, kind = spec.partition("/")
         public = port_map.get(spec)
-        port_rows.append(
+        rows.append(
             {
                 "private": int(number),
                 "public": public,
@@ -74,5 +80,4 @@ def runtime_block(
                 "ip": public_ip if public is not None else None,
             }
         )
-    block["ports"] = port_rows
-    return block
+    return rows

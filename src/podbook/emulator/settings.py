@@ -72,6 +72,9 @@ class EmulatorSettings:
     internal_domain: str = "podbook.internal"
     broker: BrokerSettings = field(default_factory=BrokerSettings)
     url: str = ""  # where the server listens (set by ``serve``; supervised workers use it)
+    runtime: str = "none"  # "local": pods run for real (podbook.emulator.podruntime)
+    home: Path | None = None  # the emulator's home (the local runtime keeps its trees there)
+    max_running_pods: int = 16  # local runtime: more running pods answer the capacity error
 
     def __repr__(self) -> str:  # never show keys
         return (

@@ -78,6 +78,14 @@ class Collection:
         """The account's records in creation order."""
         return iter(list(self._by_account.get(account_id, {}).values()))
 
+    def every(self) -> list[tuple[str, Record]]:
+        """Every account's records as ``(account_id, record)``, in creation order."""
+        return [
+            (account_id, record)
+            for account_id, records in self._by_account.items()
+            for record in records.values()
+        ]
+
     def count(self) -> int:
         """How many records all accounts hold."""
         return len(self._by_id)

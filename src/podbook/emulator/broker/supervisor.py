@@ -153,3 +153,8 @@ class Supervisor:
         """Stop every worker (emulator shutdown)."""
         workers, self.workers = list(self.workers.values()), {}
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
+
+
+detach_child = _child_setup
+"""``preexec_fn`` for any child of the emulator: SIGTERM when the emulator dies (Linux) and no
+inherited descriptor (the local pod runtime's main processes use it too)."""

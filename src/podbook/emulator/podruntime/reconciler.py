@@ -1,0 +1,222 @@
+"""The reconciler: one asyncio task that makes running processes follow the pod records.
+
+The emulator derives a pod's status from its stored phase at read time, so nothing fires when
+a pod "becomes" RUNNING. Every :data:`TICK` seconds the reconciler compares each pod record
+with what it runs:
+
+- a pod whose status is RUNNING, and that it does not run for this boot (a boot is named by
+  its phase's ``since``), is started: the container disk is wiped, the sandbox built, ``args``
+  started as the main process (no ``args``: no main process, the pod idles with its services),
+  the SSH server started for ``startSsh`` pods (direct on the ``22/tcp`` public port, proxy on
+  the ``ssh-proxy`` port), the Jupyter server for ``startJupyter`` pods on the ``8888/http``
+  public port;
+- a pod it runs whose record is no longer RUNNING for that same boot (stopped, restarted, a
+  new boot) is stopped: SIGTERM, then SIGKILL after the grace period, servers closed;
+- a pod it runs that no longer exists (terminated, its cluster deleted) is stopped and its tree
+  removed; a network volume whose record is gone has its directory removed.
+
+A main process that exits by itself ends the container, so the pod becomes EXITED, as the seed
+says ("EXITED: container exited (stopped)"): its log gets ``container exited with code N``
+and billing stops, as for ``stop``; ``start`` runs it again. Lines of the main process go to
+the pod's container log (source ``container``) as they come. At most
+``settings.max_running_pods`` pods run at once; a pod beyond the cap is not started and its
+log says why (creation already refuses it with the capacity error, see ``capacity.py``).
+When the emulator starts, leftovers of an earlier run are killed (:mod:`.ledger`), then the
+RUNNING pods start again like after a host reboot (fresh container disk, same mounts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from podbook.emulator.lifecycle import RUNNING, running_since, status_of
+from podbook.emulator.podlogs import log_book
+from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
+from podbook.emulator.podruntime.ledger import Ledger
+from podbook.emulator.podruntime.mainproc import MainProcess
+from podbook.emulator.podruntime.services import start_services, stop_services
+from podbook.emulator.podruntime.tree import (
+    build_sandbox,
+    remove_pod_tree,
+    remove_volume,
+    runtime_root,
+)
+from podbook.emulator.pods import mark_exited
+
+log = logging.getLogger("podbook.emulator.podruntime")
+
+TICK = 0.1
+Record = dict[str, Any]
+
+
+@dataclass
+class LivePod:
+    """What the runtime runs for one pod's boot."""
+
+    pod_id: str
+    boot: float
+    main: MainProcess | None = None
+    services: list[Any] = field(default_factory=list)
+    tree: ProcessTree = field(default_factory=ProcessTree)
+    watcher: asyncio.Task[None] | None = None
+
+
+class LocalRuntime:
+    """Runs the emulator's pods for real; see the module docstring."""
+
+    def __init__(self, emulator: Any) -> None:
+        self.emulator = emulator
+        self.settings = emulator.settings
+        self.home: Path = Path(self.settings.home or self.settings.db_path.parent)
+        self.ledger = Ledger(runtime_root(self.home) / "ledger.json")
+        self.pods: dict[str, LivePod] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._refused: set[tuple[str, float]] = set()
+
+    # lifecycle of the runtime ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Kill an earlier run's leftovers, then reconcile every :data:`TICK` seconds."""
+        killed = self.ledger.kill_leftovers()
+        if killed:
+            log.info("killed %d leftover pod process(es) of an earlier run", killed)
+        self.emulator.views.live = self.measure
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Stop every pod's processes (the emulator is stopping)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        async with self._lock:
+            await asyncio.gather(*(self._stop(pod) for pod in list(self.pods.values())))
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                async with self._lock:
+                    await self.reconcile()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # keep reconciling; say what failed, not the secrets
+                log.error("local runtime: reconcile failed: %s", type(exc).__name__)
+            await asyncio.sleep(TICK)
+
+    # one pass -------------------------------------------------------------------------------
+
+    async def reconcile(self) -> None:
+        """Start, stop and remove processes so they match the pod records now."""
+        now = self.emulator.clock()
+        wanted: dict[str, tuple[str, Record]] = {}
+        for account_id, record in self.emulator.store.pods.every():
+            if status_of(record["phase"], now) == RUNNING:
+                wanted[record["id"]] = (account_id, record)
+        existing = {record["id"] for _, record in self.emulator.store.pods.every()}
+        for pod_id, live in list(self.pods.items()):
+            entry = wanted.get(pod_id)
+            if entry is None or entry[1]["phase"]["since"] != live.boot:
+                await self._stop(live)
+                if pod_id not in existing:
+                    remove_pod_tree(self.home, pod_id)
+        for pod_id, (account_id, record) in wanted.items():
+            if pod_id not in self.pods:
+                await self._start(account_id, record, now)
+        self._remove_gone_volumes()
+
+    def _remove_gone_volumes(self) -> None:
+        folder = runtime_root(self.home) / "volumes"
+        if not folder.is_dir():
+            return
+        for entry in folder.iterdir():
+            if not self.emulator.store.network_volumes.exists(entry.name):
+                remove_volume(self.home, entry.name)
+
+    # one pod --------------------------------------------------------------------------------
+
+    def _log(self, pod_id: str, lines: list[str], source: str = "container") -> None:
+        store = self.emulator.store.pods
+        record = next((r for _, r in store.every() if r["id"] == pod_id), None)
+        if record is not None and lines:
+            log_book(self.emulator).append_lines(
+                record, [(source, line) for line in lines], self.emulator.clock()
+            )
+
+    async def _start(self, account_id: str, record: Record, now: float) -> None:
+        pod_id = record["id"]
+        boot = record["phase"]["since"]
+        if len(self.pods) >= self.settings.max_running_pods:
+            if (pod_id, boot) not in self._refused:
+                self._refused.add((pod_id, boot))
+                self._log(
+                    pod_id,
+                    ["not started: the local runtime's cap on running pods is reached"],
+                    "system",
+                )
+            return
+        live = LivePod(pod_id=pod_id, boot=boot)
+        self.pods[pod_id] = live
+        sandbox = build_sandbox(self.home, record, wipe_container=True)
+        live.services = await start_services(
+            record, sandbox, lambda lines: self._log(pod_id, lines, "system")
+        )
+        args = (record.get("args") or "").strip()
+        if args:
+            try:
+                live.main = await MainProcess.start(
+                    args, sandbox, lambda lines: self._log(pod_id, lines)
+                )
+            except OSError as exc:
+                self._log(
+                    pod_id, [f"cannot start the main process: {exc.strerror or exc}"], "system"
+                )
+                return
+            self.ledger.add(pod_id, live.main.pid)
+            live.watcher = asyncio.get_running_loop().create_task(self._watch(account_id, live))
+
+    async def _watch(self, account_id: str, live: LivePod) -> None:
+        """When the main process exits by itself, the pod becomes EXITED."""
+        assert live.main is not None
+        code = await live.main.wait()
+        self.ledger.remove(live.pod_id)
+        if live.main.stopping:
+            return
+        async with self._lock:
+            record = self.emulator.store.pods.get(account_id, live.pod_id)
+            if record is None or record["phase"].get("since") != live.boot:
+                return
+            now = self.emulator.clock()
+            self._log(live.pod_id, [f"container exited with code {code}"], "system")
+            updated = dict(record)
+            mark_exited(updated, now)
+            self.emulator.store.pods.put(account_id, updated)
+            await self._stop(live)
+
+    async def _stop(self, live: LivePod) -> None:
+        self.pods.pop(live.pod_id, None)
+        if live.main is not None:
+            await live.main.stop()
+            self.ledger.remove(live.pod_id)
+        await stop_services(live.services)
+        live.services = []
+
+    # figures --------------------------------------------------------------------------------
+
+    def measure(self, record: Record, now: float) -> dict[str, Any]:
+        """The measured ``runtime`` block of a RUNNING pod."""
+        live = self.pods.get(record["id"])
+        roots: list[int] = []
+        tree = ProcessTree()
+        if live is not None:
+            tree = live.tree
+            if live.main is not None:
+                roots.append(live.main.pid)
+            roots += [pid for s in live.services if (pid := getattr(s, "pid", None))]
+        since = running_since(record["phase"]) or now
+        return runtime_block(record, now, since, tree, roots)

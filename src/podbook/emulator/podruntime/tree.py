@@ -1,0 +1,116 @@
+"""A local-runtime pod's files and environment, built into a :class:`Sandbox`.
+
+Layout under the emulator's home (``HOME/podruntime``)::
+
+    pods/<pod id>/container/      container disk: wiped each time the container starts
+    pods/<pod id>/persistent/     the persistent mount: kept across stop/start, gone at terminate
+    volumes/<volume id>/          a network volume: kept as long as the volume exists
+
+There is no chroot. ``mounts`` maps the pod's paths (``/workspace`` …) to these directories
+and the environment says so: ``RUNPOD_WORKSPACE`` is the real directory behind the pod's mount
+path (the container disk when it has no mount), ``RUNPOD_MOUNT_<PATH>`` one per mount
+(``/workspace`` → ``RUNPOD_MOUNT_WORKSPACE``). The working directory and ``HOME`` of the
+pod's processes is ``RUNPOD_WORKSPACE``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from podbook.emulator.podruntime.sandbox import Sandbox
+
+Record = dict[str, Any]
+
+# the host's variables a pod's processes keep (nothing secret of the emulator's)
+_HOST_VARS = ("PATH", "LANG", "LC_ALL", "TZ", "TERM", "TMPDIR", "VIRTUAL_ENV")
+
+
+def runtime_root(home: Path) -> Path:
+    """``HOME/podruntime``: every local-runtime tree lives below it."""
+    return home / "podruntime"
+
+
+def pod_dir(home: Path, pod_id: str) -> Path:
+    """The directory of one pod's tree."""
+    return runtime_root(home) / "pods" / pod_id
+
+
+def volume_dir(home: Path, volume_id: str) -> Path:
+    """The directory of one network volume."""
+    return runtime_root(home) / "volumes" / volume_id
+
+
+def _env_name(path: str) -> str:
+    return "RUNPOD_MOUNT_" + (re.sub(r"[^A-Za-z0-9]+", "_", path).strip("_").upper() or "ROOT")
+
+
+def build_sandbox(home: Path, record: Record, *, wipe_container: bool) -> Sandbox:
+    """Create (or reuse) the pod's directories and return its sandbox.
+
+    ``wipe_container`` empties the container disk first (a fresh container start).
+    """
+    root = pod_dir(home, record["id"])
+    container = root / "container"
+    if wipe_container and container.exists():
+        shutil.rmtree(container, ignore_errors=True)
+    container.mkdir(parents=True, exist_ok=True)
+    mounts: dict[str, Path] = {}
+    spec = record.get("mounts") or {}
+    persistent = spec.get("persistent")
+    if persistent:
+        target = root / "persistent"
+        target.mkdir(parents=True, exist_ok=True)
+        mounts[persistent["path"]] = target
+    for network in spec.get("network") or []:
+        target = volume_dir(home, network["volumeId"])
+        target.mkdir(parents=True, exist_ok=True)
+        mounts[network["path"]] = target
+    workdir = next(iter(mounts.values()), container)
+    env = {name: os.environ[name] for name in _HOST_VARS if name in os.environ}
+    env.update(service_env(record))
+    env.update({str(k): str(v) for k, v in (record.get("env") or {}).items()})
+    env["HOME"] = str(workdir)
+    env["RUNPOD_WORKSPACE"] = str(workdir)
+    env["RUNPOD_CONTAINER_DISK"] = str(container)
+    for path, target in mounts.items():
+        env[_env_name(path)] = str(target)
+    return Sandbox(root=root, workdir=workdir, env=env, mounts=mounts)
+
+
+def service_env(record: Record) -> dict[str, str]:
+    """The variables the service sets in a pod (see docs/local-runtime.md)."""
+    gpu = record.get("gpu")
+    env = {
+        "RUNPOD_POD_ID": record["id"],
+        "RUNPOD_POD_HOSTNAME": record["id"],
+        "RUNPOD_PUBLIC_IP": record["publicIp"],
+        "RUNPOD_DC_ID": str(record.get("dataCenterId") or ""),
+        "RUNPOD_GPU_COUNT": str(gpu["count"] if gpu else 0),
+        "RUNPOD_CPU_COUNT": str(record.get("cpu", {}).get("vcpuCount", os.cpu_count() or 1)),
+    }
+    port_map = record.get("portMap") or {}
+    for spec in record.get("ports") or []:
+        number, _, kind = spec.partition("/")
+        public = port_map.get(spec)
+        if public is not None:
+            env[f"RUNPOD_{kind.upper()}_PORT_{number}"] = str(public)
+    cluster = record.get("cluster")
+    if cluster is not None and cluster.get("ip"):
+        env["RUNPOD_CLUSTER_ID"] = cluster["id"]
+        env["RUNPOD_CLUSTER_IP"] = cluster["ip"]
+        env["RUNPOD_CLUSTER_RANK"] = str(cluster.get("rank"))
+    return env
+
+
+def remove_pod_tree(home: Path, pod_id: str) -> None:
+    """Delete everything of a terminated pod (its network volumes stay)."""
+    shutil.rmtree(pod_dir(home, pod_id), ignore_errors=True)
+
+
+def remove_volume(home: Path, volume_id: str) -> None:
+    """Delete a deleted network volume's files."""
+    shutil.rmtree(volume_dir(home, volume_id), ignore_errors=True)
