@@ -210,17 +210,32 @@ def test_stop_kills_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path, running: Running) -> None:
+    """Another server on the port is not taken for ours; the error says why."""
     loop = BackgroundLoop()
     try:
-        with pytest.raises(RuntimeError, match="exited with"):
+        with pytest.raises(RuntimeError, match="exited with") as info:
             loop.run(
                 PodJupyterServer.start(
                     host="127.0.0.1",
                     port=running.server.port,
-                    sandbox=make_sandbox(tmp_path),
+                    sandbox=make_sandbox(tmp_path / "a"),
                     password=PASSWORD,
                 )
             )
+        assert "already in use" in str(info.value), "no log callback: the tail is in it"
+        lines: list[str] = []
+        with pytest.raises(RuntimeError) as info:
+            loop.run(
+                PodJupyterServer.start(
+                    host="127.0.0.1",
+                    port=running.server.port,
+                    sandbox=make_sandbox(tmp_path / "b"),
+                    password=PASSWORD,
+                    log=lines.append,
+                )
+            )
+        assert "\n" not in str(info.value), "one line for the pod log"
+        assert any("already in use" in line for line in lines)
     finally:
         loop.close()
 

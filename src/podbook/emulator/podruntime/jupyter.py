@@ -194,7 +194,8 @@ class PodJupyterServer:
 
         Raises:
             RuntimeError: Jupyter is not installed, the server exited, or it did not answer
-                within ``timeout`` (the message holds the last lines it printed).
+                within ``timeout``: one line when ``log`` got the server's lines, else with
+                the last lines it printed.
             ValueError: ``host`` is not a loopback address or the password is empty.
         """
         _check_loopback(host)
@@ -266,6 +267,10 @@ class PodJupyterServer:
         """The last lines the server printed (for error messages)."""
         return "\n".join(self._tail)
 
+    def _tail_note(self) -> str:
+        """Nothing when the lines went to ``log`` (the error is one line), else the tail."""
+        return "" if self._log is not None else f":\n{self.tail()}"
+
     async def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         # The login page: what the user meets, and (unlike /api/status, 403) no warning line.
@@ -276,7 +281,7 @@ class PodJupyterServer:
                     await asyncio.sleep(0.1)  # let the reader catch the last lines
                     raise RuntimeError(
                         f"the pod's Jupyter server exited with {self.process.returncode} "
-                        f"before answering on {self.url}:\n{self.tail()}"
+                        f"before answering on {self.url}{self._tail_note()}"
                     )
                 # Only our process listening counts: another server on the port is not ours.
                 if self._listening():
@@ -286,7 +291,7 @@ class PodJupyterServer:
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         f"the pod's Jupyter server did not answer on {self.url} within "
-                        f"{timeout:.0f} s:\n{self.tail()}"
+                        f"{timeout:.0f} s{self._tail_note()}"
                     )
                 await asyncio.sleep(0.1)
 
