@@ -14,6 +14,7 @@ from podbook.emulator.clusters import membership, render_cluster
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.placement import place_gpu_pod, with_new_machine
+from podbook.emulator.podruntime.capacity import check_capacity, free_loopback_ip
 from podbook.emulator.pods import iso, new_id, new_pod_record
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.validation import validate
@@ -59,6 +60,7 @@ async def create_cluster(req: ApiRequest) -> Response:
         global_networking=False,
         pod_count=compute["podCount"],
     )
+    check_capacity(req.emulator, compute["podCount"])
     placements = [with_new_machine(shared) for _ in range(compute["podCount"])]
     cluster_id = new_id()
     while req.store.clusters.exists(cluster_id):
@@ -85,6 +87,8 @@ async def create_cluster(req: ApiRequest) -> Response:
                 ssh_keys=list(account.get("sshKeys") or []),
                 cluster=membership(cluster_id, spec["type"], rank, assign_at),
             )
+            if settings.runtime == "local":
+                record["cluster"]["ip"] = free_loopback_ip(req.store)
             req.store.pods.put(req.account_id, record)
             member_ids.append(pod_id)
         cluster = {

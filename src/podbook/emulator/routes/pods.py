@@ -12,9 +12,10 @@ from podbook.api.pods import CreatePodRequest, PodActionRequest, UpdatePodReques
 from podbook.api.validation import RequestRejected, check_patch_mounts
 from podbook.emulator.context import ApiRequest, api_route
 from podbook.emulator.jsonresp import json_response
-from podbook.emulator.lifecycle import check_action
+from podbook.emulator.lifecycle import ERROR, EXITED, check_action
 from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
 from podbook.emulator.podlogs import log_book
+from podbook.emulator.podruntime.capacity import check_capacity
 from podbook.emulator.pods import (
     apply_action,
     current_status,
@@ -95,6 +96,7 @@ async def create_pod(req: ApiRequest) -> Response:
     check_registry(req, spec.get("registry"))
     spec = place_with_volume(req.store, req.account_id, spec)
     placement = place(spec)
+    check_capacity(req.emulator, 1)
     account = req.store.ensure_account(req.account_id)
     now = req.emulator.clock()
     pod_id = new_id()
@@ -198,7 +200,10 @@ async def pod_action(req: ApiRequest) -> Response:
         return _terminate(req, record)
     ensure_not_member(record, "changed")
     now = req.emulator.clock()
-    check_action(current_status(record, now), action, locked=record["locked"], pod_id=record["id"])
+    status = current_status(record, now)
+    check_action(status, action, locked=record["locked"], pod_id=record["id"])
+    if action == "start" and status in (EXITED, ERROR):
+        check_capacity(req.emulator, 1)
     log_book(req.emulator).note_action(record, action, now)
     updated = dict(record)
     apply_action(updated, action, now, req.emulator.settings)
