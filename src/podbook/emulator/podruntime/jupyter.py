@@ -38,7 +38,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from podbook.emulator.broker.supervisor import _child_setup
+from podbook.emulator.broker.supervisor import detach_child
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 LogFn = Callable[[str], None]
@@ -189,7 +189,7 @@ class PodJupyterServer:
             port: port to bind; 0 picks a free one.
             sandbox: the pod's sandbox (root for the Jupyter folders, workdir, environment).
             password: the pod's ``JUPYTER_PASSWORD``; only its hash is written down.
-            log: called with each line the server prints (and a line of ours when it is up).
+            log: called with each line the server prints (none holds the password or its hash).
             timeout: seconds to wait for the login page (``GET /login``) to be served.
 
         Raises:
@@ -236,7 +236,7 @@ class PodJupyterServer:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_child_setup if sys.platform == "linux" else None,
+            preexec_fn=detach_child if sys.platform == "linux" else None,
         )
         server = cls(host=host, port=port, process=process, log=log, config_path=config_path)
         server._reader = asyncio.get_running_loop().create_task(server._read_output())
@@ -245,7 +245,6 @@ class PodJupyterServer:
         except BaseException:
             await server.stop()
             raise
-        server._emit(f"Jupyter server of the pod listening on {server.url} (password protected)")
         return server
 
     def _emit(self, line: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from podbook.notebook.panels.masking import mask_pod
@@ -73,11 +74,32 @@ def ssh_commands(pod: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def _loopback_mapping(pod: dict[str, Any], private: int) -> str | None:
+    """``http://IP:PUBLIC/`` when ``runtime.ports`` maps ``private`` to a loopback address."""
+    for mapping in (pod.get("runtime") or {}).get("ports") or []:
+        if not isinstance(mapping, dict) or mapping.get("private") != private:
+            continue
+        ip, public = mapping.get("ip"), mapping.get("public")
+        if not ip or public is None:
+            continue
+        try:
+            address = ipaddress.ip_address(str(ip).strip("[]"))
+        except ValueError:
+            continue
+        if address.is_loopback:
+            host = f"[{address}]" if address.version == 6 else str(address)
+            return f"http://{host}:{public}/"
+    return None
+
+
 def http_links(pod: dict[str, Any]) -> dict[str, str]:
-    """Links for the pod's HTTP ports: ``{"8888/http": "https://<id>-8888.proxy.runpod.net"}``."""
+    """Links for the pod's HTTP ports: ``{"8888/http": "https://<id>-8888.proxy.runpod.net"}``,
+    or ``http://IP:PUBLIC/`` when the pod's ``runtime.ports`` maps the port to a loopback
+    address (the local emulator's runtime; the same rule as ``portUrl`` in js/src/pod.js)."""
     links = {}
     for port in pod.get("ports") or []:
         number, _, proto = str(port).partition("/")
         if proto == "http" and number.isdigit():
-            links[port] = f"https://{pod.get('id')}-{number}.proxy.runpod.net"
+            local = _loopback_mapping(pod, int(number))
+            links[port] = local or f"https://{pod.get('id')}-{number}.proxy.runpod.net"
     return links
