@@ -12,11 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import socketserver
 import stat
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,24 +21,24 @@ from typing import Any
 import psutil
 import pytest
 from processes import BackgroundLoop, wait_for
+from ssh_helpers import (
+    HOST,
+    Endpoint,
+    forwarded,
+    keygen,
+    pong_server,
+    refused_forwards,
+    scp,
+    sftp,
+    ssh,
+)
 
 from podbook.emulator.podruntime.sandbox import Sandbox
 from podbook.emulator.podruntime.ssh import PROXY_REFUSAL, PodSshServer, load_host_key
 
-HOST = "127.0.0.1"
+pytestmark = pytest.mark.timeout(60)
+
 TOKEN = "pod7xq2-64411fa9"
-OPTS = [
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "StrictHostKeyChecking=no",
-    "-o",
-    "UserKnownHostsFile=/dev/null",
-    "-o",
-    "LogLevel=ERROR",
-    "-o",
-    "ConnectTimeout=10",
-]
 
 
 @pytest.fixture(scope="module")
@@ -57,16 +54,7 @@ def loop() -> Iterator[BackgroundLoop]:
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two ed25519 key pairs: ``good`` is registered, ``other`` is not."""
     folder = tmp_path_factory.mktemp("keys")
-    made = {}
-    for name in ("good", "other"):
-        path = folder / name
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)],
-            check=True,
-            timeout=30,
-        )
-        made[name] = path
-    return made
+    return {name: keygen(folder, name) for name in ("good", "other")}
 
 
 @pytest.fixture(scope="module")
@@ -101,131 +89,43 @@ def _start(loop: BackgroundLoop, sandbox: Sandbox, keys: dict[str, Path], mode: 
     )
 
 
-@pytest.fixture(scope="module")
-def direct(loop: BackgroundLoop, sandbox: Sandbox, keys: dict[str, Path]) -> Iterator[Any]:
-    """The pod's direct endpoint."""
-    server = _start(loop, sandbox, keys, "direct")
-    yield server
-    loop.run(server.stop(), timeout=30)
+def _endpoint(server: Any, user: str) -> Endpoint:
+    return Endpoint(HOST, server.port, user)
 
 
 @pytest.fixture(scope="module")
-def proxy(loop: BackgroundLoop, sandbox: Sandbox, keys: dict[str, Path]) -> Iterator[Any]:
+def servers(loop: BackgroundLoop, sandbox: Sandbox, keys: dict[str, Path]) -> Iterator[list[Any]]:
+    """The pod's direct and proxy servers."""
+    started = [_start(loop, sandbox, keys, mode) for mode in ("direct", "proxy")]
+    yield started
+    for server in started:
+        loop.run(server.stop(), timeout=30)
+
+
+@pytest.fixture(scope="module")
+def direct(servers: list[Any]) -> Endpoint:
+    """The pod's direct endpoint (user ``root``)."""
+    return _endpoint(servers[0], "root")
+
+
+@pytest.fixture(scope="module")
+def proxy(servers: list[Any]) -> Endpoint:
     """The pod's proxy endpoint (user name = the routing token)."""
-    server = _start(loop, sandbox, keys, "proxy")
-    yield server
-    loop.run(server.stop(), timeout=30)
-
-
-def ssh_argv(server: Any, key: Path, *args: str, user: str = "root") -> list[str]:
-    """An ``ssh`` command line to ``server``."""
-    return ["ssh", *OPTS, "-i", str(key), "-p", str(server.port), *args, f"{user}@{HOST}"]
-
-
-def ssh(
-    server: Any,
-    key: Path,
-    *remote: str,
-    flags: tuple[str, ...] = (),
-    user: str = "root",
-    stdin: str | None = None,
-    timeout: float = 20,
-) -> subprocess.CompletedProcess[str]:
-    """Run the OpenSSH client against ``server`` and return what it did."""
-    return subprocess.run(
-        [*ssh_argv(server, key, *flags, user=user), *remote],
-        input=stdin if stdin is not None else "",
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def scp(
-    server: Any, key: Path, *paths: str, legacy: bool = False, user: str = "root"
-) -> subprocess.CompletedProcess[str]:
-    """Run ``scp`` (SFTP protocol, or the legacy one with ``legacy``) against ``server``."""
-    argv = ["scp", *OPTS, "-i", str(key), "-P", str(server.port), *(["-O"] if legacy else [])]
-    paths = tuple(p.replace("REMOTE:", f"{user}@{HOST}:") for p in paths)
-    return subprocess.run(
-        [*argv, *paths], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
-    )
-
-
-def sftp(
-    server: Any, key: Path, batch: str, user: str = "root"
-) -> subprocess.CompletedProcess[str]:
-    """Run an ``sftp`` batch against ``server``."""
-    argv = ["sftp", *OPTS, "-i", str(key), "-P", str(server.port), "-b", "-", f"{user}@{HOST}"]
-    return subprocess.run(argv, input=batch, capture_output=True, text=True, timeout=20)
-
-
-def free_port() -> int:
-    """A loopback port that is free right now."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
-class _Pong(socketserver.BaseRequestHandler):
-    def handle(self) -> None:
-        data = self.request.recv(1024)
-        self.request.sendall(b"pong:" + data)
+    return _endpoint(servers[1], TOKEN)
 
 
 @pytest.fixture
 def pong() -> Iterator[int]:
     """A tiny loopback TCP server answering ``pong:`` + what it got; yields its port."""
-    server = socketserver.ThreadingTCPServer((HOST, 0), _Pong)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield int(server.server_address[1])
-    server.shutdown()
-    server.server_close()
-
-
-def exchange(port: int) -> bytes:
-    """Connect to ``port``, send ``ping`` and return what comes back (b"" when refused)."""
-    with socket.create_connection((HOST, port), timeout=10) as sock:
-        sock.sendall(b"ping")
-        try:
-            return sock.recv(1024)
-        except ConnectionResetError:
-            return b""
-
-
-def listening(port: int) -> bool:
-    """True once something accepts connections on ``port``."""
-    try:
-        socket.create_connection((HOST, port), timeout=1).close()
-    except OSError:
-        return False
-    return True
-
-
-def forward(server: Any, key: Path, spec: str, user: str = "root") -> subprocess.Popen[str]:
-    """Start ``ssh -N -L spec`` (or ``-R``) in the background."""
-    flag, _, rest = spec.partition(" ")
-    argv = ssh_argv(server, key, "-N", "-o", "ExitOnForwardFailure=yes", flag, rest, user=user)
-    argv[1:1] = ["-o", "LogLevel=INFO"]  # the first value wins: show channel refusals
-    return subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def finish(proc: subprocess.Popen[str]) -> str:
-    """Stop a background client started by this test; its stderr."""
-    if proc.poll() is None:
-        proc.terminate()
-    _, err = proc.communicate(timeout=10)
-    return err
+    with pong_server() as port:
+        yield port
 
 
 # direct ------------------------------------------------------------------------------------
 
 
 def test_direct_exec_runs_in_the_sandbox_with_its_env(
-    direct: Any, keys: dict[str, Path], sandbox: Sandbox
+    direct: Endpoint, keys: dict[str, Path], sandbox: Sandbox
 ) -> None:
     result = ssh(direct, keys["good"], "echo hi; pwd; env")
     assert result.returncode == 0, result.stderr
@@ -238,14 +138,14 @@ def test_direct_exec_runs_in_the_sandbox_with_its_env(
     assert any(line.startswith("SSH_CONNECTION=127.0.0.1 ") for line in lines)
 
 
-def test_direct_exec_stdin_stderr_and_exit_status(direct: Any, keys: dict[str, Path]) -> None:
+def test_direct_exec_stdin_stderr_and_exit_status(direct: Endpoint, keys: dict[str, Path]) -> None:
     result = ssh(direct, keys["good"], "tr a-z A-Z; echo oops >&2; exit 7", stdin="quiet\n")
     assert (result.stdout, result.returncode) == ("QUIET\n", 7)
     assert "oops" in result.stderr
 
 
 def test_direct_interactive_shell_on_a_pty(
-    direct: Any, keys: dict[str, Path], sandbox: Sandbox
+    direct: Endpoint, keys: dict[str, Path], sandbox: Sandbox
 ) -> None:
     script = "echo pty-$((40+2)); tty; pwd; exit 5\n"
     result = ssh(direct, keys["good"], flags=("-tt",), stdin=script)
@@ -256,7 +156,7 @@ def test_direct_interactive_shell_on_a_pty(
 
 
 def test_direct_scp_both_ways(
-    direct: Any, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
+    direct: Endpoint, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
 ) -> None:
     local = tmp_path / "up.txt"
     local.write_text("to the pod\n")
@@ -279,7 +179,7 @@ def test_direct_scp_both_ways(
 
 
 def test_direct_legacy_scp_both_ways(
-    direct: Any, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
+    direct: Endpoint, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
 ) -> None:
     local = tmp_path / "legacy.txt"
     local.write_text("old protocol\n")
@@ -292,7 +192,9 @@ def test_direct_legacy_scp_both_ways(
     assert back.read_text() == "old protocol\n"
 
 
-def test_direct_sftp(direct: Any, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path) -> None:
+def test_direct_sftp(
+    direct: Endpoint, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
+) -> None:
     local = tmp_path / "s.txt"
     local.write_text("sftp\n")
     batch = f"pwd\nput {local} s.txt\nmkdir sub\nls\nget s.txt {tmp_path / 's-back.txt'}\n"
@@ -304,35 +206,14 @@ def test_direct_sftp(direct: Any, keys: dict[str, Path], sandbox: Sandbox, tmp_p
     assert (tmp_path / "s-back.txt").read_text() == "sftp\n"
 
 
-def test_direct_local_forward_to_loopback(direct: Any, keys: dict[str, Path], pong: int) -> None:
-    lport = free_port()
-    client = forward(direct, keys["good"], f"-L {lport}:127.0.0.1:{pong}")
-    try:
-        wait_for(lambda: listening(lport) or client.poll() is not None, timeout=15)
-        assert client.poll() is None, finish(client)
-        assert exchange(lport) == b"pong:ping"
-    finally:
-        finish(client)
-
-
-def refused_forwards(server: Any, key: Path, target: str, pong: int, user: str = "root") -> str:
-    """``ssh -L`` to ``target`` gets its connection closed and ``ssh -R`` fails; the ``-L``
-    client's stderr."""
-    lport = free_port()
-    client = forward(server, key, f"-L {lport}:{target}", user=user)
-    try:
-        wait_for(lambda: listening(lport) or client.poll() is not None, timeout=15)
-        assert exchange(lport) == b""
-    finally:
-        err = finish(client)
-    remote = forward(server, key, f"-R 0:127.0.0.1:{pong}", user=user)
-    assert remote.wait(timeout=15) == 255
-    assert "remote port forwarding failed" in finish(remote)
-    return err
+def test_direct_local_forward_to_loopback(
+    direct: Endpoint, keys: dict[str, Path], pong: int
+) -> None:
+    assert forwarded(direct, keys["good"], pong) == b"pong:ping"
 
 
 def test_direct_forward_beyond_loopback_and_remote_forward_refused(
-    direct: Any, keys: dict[str, Path], pong: int
+    direct: Endpoint, keys: dict[str, Path], pong: int
 ) -> None:
     # The server refuses without connecting anywhere (192.0.2.1 is a documentation address).
     err = refused_forwards(direct, keys["good"], "192.0.2.1:80", pong)
@@ -342,45 +223,43 @@ def test_direct_forward_beyond_loopback_and_remote_forward_refused(
 # proxy -------------------------------------------------------------------------------------
 
 
-def test_proxy_shell_works(proxy: Any, keys: dict[str, Path], sandbox: Sandbox) -> None:
-    result = ssh(
-        proxy, keys["good"], flags=("-tt",), user=TOKEN, stdin="echo via-$((6*7)); pwd; exit\n"
-    )
+def test_proxy_shell_works(proxy: Endpoint, keys: dict[str, Path], sandbox: Sandbox) -> None:
+    result = ssh(proxy, keys["good"], flags=("-tt",), stdin="echo via-$((6*7)); pwd; exit\n")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "via-42" in result.stdout
     assert str(sandbox.workdir) in result.stdout
 
 
-def test_proxy_exec_refused(proxy: Any, keys: dict[str, Path], sandbox: Sandbox) -> None:
-    result = ssh(proxy, keys["good"], "touch exec-ran", user=TOKEN)
+def test_proxy_exec_refused(proxy: Endpoint, keys: dict[str, Path], sandbox: Sandbox) -> None:
+    result = ssh(proxy, keys["good"], "touch exec-ran")
     assert result.returncode == 1
     assert PROXY_REFUSAL in result.stderr
     assert not (sandbox.workdir / "exec-ran").exists()
     # a shell without a terminal (a script on stdin) is an exec in disguise: refused too
-    result = ssh(proxy, keys["good"], flags=("-T",), user=TOKEN, stdin="touch exec-ran\n")
+    result = ssh(proxy, keys["good"], flags=("-T",), stdin="touch exec-ran\n")
     assert result.returncode == 1
     assert "needs a terminal" in result.stderr
     assert not (sandbox.workdir / "exec-ran").exists()
 
 
 def test_proxy_scp_and_sftp_refused(
-    proxy: Any, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
+    proxy: Endpoint, keys: dict[str, Path], sandbox: Sandbox, tmp_path: Path
 ) -> None:
     local = tmp_path / "p.txt"
     local.write_text("no\n")
     for legacy in (False, True):
-        result = scp(proxy, keys["good"], str(local), "REMOTE:p.txt", legacy=legacy, user=TOKEN)
+        result = scp(proxy, keys["good"], str(local), "REMOTE:p.txt", legacy=legacy)
         assert result.returncode != 0
         assert not (sandbox.workdir / "p.txt").exists()
     assert PROXY_REFUSAL in result.stderr  # the legacy scp shows the server's message
-    result = sftp(proxy, keys["good"], f"put {local} p.txt\n", user=TOKEN)
+    result = sftp(proxy, keys["good"], f"put {local} p.txt\n")
     assert result.returncode != 0
     assert "subsystem request failed" in result.stderr  # refused before any channel data
     assert not (sandbox.workdir / "p.txt").exists()
 
 
-def test_proxy_forwarding_refused(proxy: Any, keys: dict[str, Path], pong: int) -> None:
-    err = refused_forwards(proxy, keys["good"], f"127.0.0.1:{pong}", pong, user=TOKEN)
+def test_proxy_forwarding_refused(proxy: Endpoint, keys: dict[str, Path], pong: int) -> None:
+    err = refused_forwards(proxy, keys["good"], f"127.0.0.1:{pong}", pong)
     assert "administratively prohibited" in err
     assert "shell only" in err
 
@@ -388,20 +267,20 @@ def test_proxy_forwarding_refused(proxy: Any, keys: dict[str, Path], pong: int) 
 # authentication ----------------------------------------------------------------------------
 
 
-def test_unregistered_key_refused(direct: Any, proxy: Any, keys: dict[str, Path]) -> None:
-    for server, user in ((direct, "root"), (proxy, TOKEN)):
-        result = ssh(server, keys["other"], "true", user=user)
+def test_unregistered_key_refused(direct: Endpoint, proxy: Endpoint, keys: dict[str, Path]) -> None:
+    for endpoint in (direct, proxy):
+        result = ssh(endpoint, keys["other"], "true")
         assert result.returncode == 255
         assert "Permission denied (publickey)" in result.stderr
 
 
-def test_wrong_user_names_refused(direct: Any, proxy: Any, keys: dict[str, Path]) -> None:
-    assert ssh(direct, keys["good"], "true", user=TOKEN).returncode == 255
-    assert ssh(direct, keys["good"], "true", user="ubuntu").returncode == 255
-    assert ssh(proxy, keys["good"], "-tt", user="root", stdin="exit\n").returncode == 255
+def test_wrong_user_names_refused(direct: Endpoint, proxy: Endpoint, keys: dict[str, Path]) -> None:
+    for endpoint, user in ((direct, TOKEN), (direct, "ubuntu"), (proxy, "root")):
+        wrong = Endpoint(endpoint.host, endpoint.port, user)
+        assert ssh(wrong, keys["good"], flags=("-tt",), stdin="exit\n").returncode == 255
 
 
-def test_only_public_keys_are_offered(direct: Any, keys: dict[str, Path]) -> None:
+def test_only_public_keys_are_offered(direct: Endpoint, keys: dict[str, Path]) -> None:
     result = ssh(
         direct,
         keys["good"],
@@ -430,9 +309,9 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_closed_session_ends_its_command(direct: Any, keys: dict[str, Path]) -> None:
+def test_closed_session_ends_its_command(direct: Endpoint, keys: dict[str, Path]) -> None:
     client = subprocess.Popen(
-        [*ssh_argv(direct, keys["good"]), "echo $$; exec sleep 60"],
+        [*direct.base(keys["good"]), "echo $$; exec sleep 60"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -450,10 +329,11 @@ def test_stop_leaves_no_process(
     loop: BackgroundLoop, sandbox: Sandbox, keys: dict[str, Path]
 ) -> None:
     server = _start(loop, sandbox, keys, "direct")
+    endpoint = _endpoint(server, "root")
     stopped = False
     try:
         started = ssh(
-            server,
+            endpoint,
             keys["good"],
             "nohup sleep 301 >/dev/null 2>&1 & echo $!;"
             " setsid sleep 302 >/dev/null 2>&1 </dev/null & echo $!;"
@@ -463,7 +343,7 @@ def test_stop_leaves_no_process(
         pids = [int(line) for line in started.stdout.split()]
         assert len(pids) == 3
         shell = subprocess.Popen(
-            ssh_argv(server, keys["good"], "-tt"),
+            [*endpoint.base(keys["good"]), "-tt"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

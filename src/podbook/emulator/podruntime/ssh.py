@@ -84,9 +84,16 @@ def load_host_key(path: Path) -> asyncssh.SSHKey:
         return asyncssh.read_private_key(str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     key = asyncssh.generate_private_key("ssh-ed25519")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(key.export_private_key())
+    try:
+        os.link(temp, path)  # the first writer wins; a concurrent start reads its key
+    except FileExistsError:
+        return asyncssh.read_private_key(str(path))
+    finally:
+        temp.unlink()
     return key
 
 
