@@ -1,12 +1,14 @@
 """A pod's Jupyter link opened in Chromium: the password page, a wrong password refused, the
 pod's generated password accepted and JupyterLab shown with the pod's files. Once with the
-server on its own (a temporary sandbox), once with a pod of ``podbook emulator --runtime
-local`` (its record's link, its generated password, nothing left after terminate)."""
+server on its own (a temporary sandbox), once from the pod panel of a pod of
+``podbook emulator --runtime local`` in JupyterLab (the panel's link, the pod's generated
+password, nothing left after terminate)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import time
 from collections.abc import Iterator
@@ -16,11 +18,14 @@ from typing import Any
 import httpx
 import psutil
 import pytest
+from playwright.sync_api import expect
 from processes import BackgroundLoop
 
 from podbook.emulator.podruntime.jupyter import PodJupyterServer
 from podbook.emulator.podruntime.sandbox import Sandbox
 from podbook.notebook.panels.data import http_links
+
+from .jupyterlab import LabServer, open_and_run_all, write_notebook
 
 LAB_SHOWN = "#jp-main-dock-panel"
 
@@ -45,9 +50,13 @@ def pod_jupyter(tmp_path: Path) -> Iterator[tuple[str, str]]:
         loop.close()
 
 
-def log_in_at_the_link(page: Any, url: str, password: str, artifacts_dir: Path, shot: str) -> None:
-    """Open the link, be refused with a wrong password, get in with the right one."""
-    page.goto(url)
+def log_in_at_the_link(
+    page: Any, url: str | None, password: str, artifacts_dir: Path, shot: str
+) -> None:
+    """Open the link (``None``: the page already has), be refused with a wrong password, get
+    in with the right one."""
+    if url is not None:
+        page.goto(url)
     page.wait_for_selector("input[name=password]", timeout=30_000)
     assert "/login" in page.url
     assert page.locator(LAB_SHOWN).count() == 0
@@ -79,6 +88,20 @@ def local_emulator(start_emulator: Any) -> Any:
     return start_emulator(extra_args=("--runtime", "local"))
 
 
+@pytest.fixture(scope="module")
+def local_lab(tmp_path_factory: pytest.TempPathFactory, local_emulator: Any) -> Iterator[LabServer]:
+    """A JupyterLab whose kernels use the ``--runtime local`` emulator."""
+    lab = LabServer(
+        base=tmp_path_factory.mktemp("lab-local"),
+        kernel_env={"PODBOOK_URL": local_emulator.url, "RUNPOD_API_KEY": local_emulator.api_key},
+    )
+    lab.start()
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
 def _wait_answering(url: str, timeout: float = 60.0) -> None:
     """The pod is RUNNING before its Jupyter server answers (as on the service)."""
     deadline = time.monotonic() + timeout
@@ -91,53 +114,61 @@ def _wait_answering(url: str, timeout: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-def _listeners(port: int) -> list[psutil.Process]:
-    """Processes listening on the loopback ``port``."""
-    found = []
+def _server_tree(port: int) -> list[psutil.Process]:
+    """The process listening on the loopback ``port`` and its descendants."""
     for conn in psutil.net_connections("tcp"):
-        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr[1] == port and conn.pid:
-            with contextlib.suppress(psutil.Error):
-                found.append(psutil.Process(conn.pid))
-    return found
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr[1] == port:
+            root = psutil.Process(conn.pid)
+            return [root, *root.children(recursive=True)]
+    raise AssertionError(f"nothing listens on {port}")
+
+
+NOTEBOOK = "pod_jupyter.ipynb"
+CELLS = [
+    "%load_ext podbook",
+    'pod = %pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch '
+    "--ports 8888/http --jupyter --name jupyter-pod "
+    "--args 'echo hello > from-the-pod.txt; exec sleep 600'",
+]
 
 
 def test_the_pod_panel_link_of_a_local_pod_opens_its_jupyter(
-    page: Any, local_emulator: Any, artifacts_dir: Path
+    page: Any,
+    local_lab: LabServer,
+    local_emulator: Any,
+    artifacts_dir: Path,
+    console_messages: list[str],
 ) -> None:
-    """``podbook emulator --runtime local``: the ``8888/http`` link as the panel computes it
-    from the pod record, and the pod's generated ``JUPYTER_PASSWORD`` as the API returns it."""
+    """``podbook emulator --runtime local``: the panel's ``8888/http`` link opens the pod's
+    Jupyter in a new tab; the pod's generated ``JUPYTER_PASSWORD`` (masked in the panel, read
+    from the API as the owner) opens it, a wrong one does not."""
+    write_notebook(local_lab.root_dir, NOTEBOOK, CELLS)
+    open_and_run_all(page, local_lab, NOTEBOOK)
+    panel = page.locator(".podbook-pod")
+    expect(panel).to_have_count(1, timeout=60_000)
+    pod_id = panel.get_attribute("data-pod-id")
+    assert pod_id, console_messages
     with local_emulator.http() as http:
-        created = http.post(
-            "/v2/pods",
-            json={
-                "name": "jupyter-pod",
-                "image": "runpod/pytorch:latest",
-                "gpu": {"id": "NVIDIA GeForce RTX 4090"},
-                "ports": ["8888/http"],
-                "startJupyter": True,
-                "args": "echo hello > from-the-pod.txt; exec sleep 600",
-            },
-        )
-        assert created.status_code == 201, created.text
-        pod_id = created.json()["id"]
-        deadline = time.monotonic() + 30
-        pod = http.get(f"/v2/pods/{pod_id}").json()
-        while not (pod["status"] == "RUNNING" and (pod.get("runtime") or {}).get("ports")):
-            assert time.monotonic() < deadline, pod
-            time.sleep(0.1)
-            pod = http.get(f"/v2/pods/{pod_id}").json()
-        password = pod["env"]["JUPYTER_PASSWORD"]  # the owner reads it; the panel masks it
-        link = http_links(pod)["8888/http"]
-        assert link.startswith("http://127.") and link.endswith("/"), link
-        port = int(link.rsplit(":", 1)[1].strip("/"))
         try:
-            _wait_answering(link)
-            servers = _listeners(port)
-            assert servers, "a process of this machine serves the link"
-            log_in_at_the_link(page, link, password, artifacts_dir, "pod_jupyter.png")
+            expect(panel).to_have_attribute("data-status", "RUNNING", timeout=60_000)
+            link = panel.locator('a[data-port="8888/http"]')
+            expect(link).to_have_attribute("href", re.compile(r"^http://127\."), timeout=30_000)
+            url = link.get_attribute("href")
+            pod = http.get(f"/v2/pods/{pod_id}").json()
+            assert url == http_links(pod)["8888/http"], "the JS panel and the record agree"
+            password = pod["env"]["JUPYTER_PASSWORD"]  # the owner reads it; the panel masks it
+            assert password not in panel.inner_text()
+            _wait_answering(url)
+            tree = _server_tree(int(url.rsplit(":", 1)[1].strip("/")))
+            page.screenshot(path=str(artifacts_dir / "pod_jupyter_panel.png"))
+
+            with page.context.expect_page() as opened:
+                link.click()
+            jupyter = opened.value
+            log_in_at_the_link(jupyter, None, password, artifacts_dir, "pod_jupyter.png")
+            jupyter.close()
         finally:
             assert http.delete(f"/v2/pods/{pod_id}").status_code in (200, 204)
-        tree = [p for s in servers for p in [s, *s.children(recursive=True)]]
         _, alive = psutil.wait_procs(tree, timeout=15)
         assert not alive, f"left after terminate: {alive}"
     for path in (local_emulator.log_path, local_emulator.stdout_path):
