@@ -59,11 +59,13 @@ class LivePod:
     """What the runtime runs for one pod's boot."""
 
     pod_id: str
+    account_id: str
     boot: float
     main: MainProcess | None = None
     services: list[Any] = field(default_factory=list)
     tree: ProcessTree = field(default_factory=ProcessTree)
     watcher: asyncio.Task[None] | None = None
+    starting: asyncio.Task[None] | None = None  # the services' start (Jupyter takes seconds)
 
 
 class LocalRuntime:
@@ -118,67 +120,76 @@ class LocalRuntime:
         for account_id, record in self.emulator.store.pods.every():
             if status_of(record["phase"], now) == RUNNING:
                 wanted[record["id"]] = (account_id, record)
-        existing = {record["id"] for _, record in self.emulator.store.pods.every()}
-        for pod_id, live in list(self.pods.items()):
-            entry = wanted.get(pod_id)
-            if entry is None or entry[1]["phase"]["since"] != live.boot:
-                await self._stop(live)
-                if pod_id not in existing:
-                    remove_pod_tree(self.home, pod_id)
+        ending = [
+            live
+            for pod_id, live in self.pods.items()
+            if pod_id not in wanted or wanted[pod_id][1]["phase"]["since"] != live.boot
+        ]
+        await asyncio.gather(*(self._stop(live) for live in ending))
         for pod_id, (account_id, record) in wanted.items():
             if pod_id not in self.pods:
-                await self._start(account_id, record, now)
-        self._remove_gone_volumes()
+                await self._start(account_id, record)
+        self._remove_gone_trees()
 
-    def _remove_gone_volumes(self) -> None:
-        folder = runtime_root(self.home) / "volumes"
-        if not folder.is_dir():
-            return
-        for entry in folder.iterdir():
-            if not self.emulator.store.network_volumes.exists(entry.name):
-                remove_volume(self.home, entry.name)
+    def _remove_gone_trees(self) -> None:
+        """Remove the trees of terminated pods and the files of deleted volumes."""
+        root = runtime_root(self.home)
+        store = self.emulator.store
+        for folder, exists, remove in (
+            (root / "pods", store.pods.exists, remove_pod_tree),
+            (root / "volumes", store.network_volumes.exists, remove_volume),
+        ):
+            if folder.is_dir():
+                for entry in folder.iterdir():
+                    if not exists(entry.name) and entry.name not in self.pods:
+                        remove(self.home, entry.name)
 
     # one pod --------------------------------------------------------------------------------
 
-    def _log(self, pod_id: str, lines: list[str], source: str = "container") -> None:
-        store = self.emulator.store.pods
-        record = next((r for _, r in store.every() if r["id"] == pod_id), None)
+    def _log(self, account_id: str, pod_id: str, lines: list[str], source: str) -> None:
+        record = self.emulator.store.pods.get(account_id, pod_id)
         if record is not None and lines:
             log_book(self.emulator).append_lines(
                 record, [(source, line) for line in lines], self.emulator.clock()
             )
 
-    async def _start(self, account_id: str, record: Record, now: float) -> None:
+    async def _start(self, account_id: str, record: Record) -> None:
         pod_id = record["id"]
         boot = record["phase"]["since"]
         if len(self.pods) >= self.settings.max_running_pods:
             if (pod_id, boot) not in self._refused:
                 self._refused.add((pod_id, boot))
                 self._log(
+                    account_id,
                     pod_id,
                     ["not started: the local runtime's cap on running pods is reached"],
                     "system",
                 )
             return
-        live = LivePod(pod_id=pod_id, boot=boot)
+        live = LivePod(pod_id=pod_id, account_id=account_id, boot=boot)
         self.pods[pod_id] = live
         sandbox = build_sandbox(self.home, record, wipe_container=True)
-        live.services = await start_services(
-            record, sandbox, lambda lines: self._log(pod_id, lines, "system")
-        )
         args = (record.get("args") or "").strip()
         if args:
             try:
                 live.main = await MainProcess.start(
-                    args, sandbox, lambda lines: self._log(pod_id, lines)
+                    args, sandbox, lambda lines: self._log(account_id, pod_id, lines, "container")
                 )
             except OSError as exc:
-                self._log(
-                    pod_id, [f"cannot start the main process: {exc.strerror or exc}"], "system"
-                )
-                return
-            self.ledger.add(pod_id, live.main.pid)
-            live.watcher = asyncio.get_running_loop().create_task(self._watch(account_id, live))
+                note = f"cannot start the main process: {exc.strerror or exc}"
+                self._log(account_id, pod_id, [note], "system")
+            else:
+                self.ledger.add(pod_id, live.main.pid)
+                live.watcher = asyncio.get_running_loop().create_task(self._watch(account_id, live))
+        live.starting = asyncio.get_running_loop().create_task(
+            start_services(
+                record,
+                sandbox,
+                live.services,
+                lambda lines: self._log(account_id, pod_id, lines, "system"),
+                lambda lines: self._log(account_id, pod_id, lines, "container"),
+            )
+        )
 
     async def _watch(self, account_id: str, live: LivePod) -> None:
         """When the main process exits by itself, the pod becomes EXITED."""
@@ -192,7 +203,7 @@ class LocalRuntime:
             if record is None or record["phase"].get("since") != live.boot:
                 return
             now = self.emulator.clock()
-            self._log(live.pod_id, [f"container exited with code {code}"], "system")
+            self._log(account_id, live.pod_id, [f"container exited with code {code}"], "system")
             updated = dict(record)
             mark_exited(updated, now)
             self.emulator.store.pods.put(account_id, updated)
@@ -200,6 +211,10 @@ class LocalRuntime:
 
     async def _stop(self, live: LivePod) -> None:
         self.pods.pop(live.pod_id, None)
+        if live.starting is not None:
+            live.starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await live.starting
         if live.main is not None:
             await live.main.stop()
             self.ledger.remove(live.pod_id)

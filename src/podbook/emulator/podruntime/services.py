@@ -32,9 +32,12 @@ def _server_class(module: str, name: str) -> Any:
         return None
 
 
-async def start_services(record: Record, sandbox: Sandbox, say: Say) -> list[Any]:
-    """Start the pod's SSH and Jupyter servers; the started ones."""
-    started: list[Any] = []
+async def start_services(
+    record: Record, sandbox: Sandbox, started: list[Any], say: Say, output: Say
+) -> None:
+    """Start the pod's SSH and Jupyter servers, adding each to ``started`` once it runs (so a
+    cancelled start leaves nothing unknown behind). ``say`` gets the runtime's notes (system
+    log), ``output`` what the servers print (container log)."""
     env = sandbox.env
     port_map = record.get("portMap") or {}
     host = record["publicIp"]
@@ -76,13 +79,12 @@ async def start_services(record: Record, sandbox: Sandbox, say: Say) -> list[Any
                     port=port_map["8888/http"],
                     sandbox=sandbox,
                     password=password,
-                    log=lambda line: say([line]),
+                    log=lambda line: output([line]),
                 )
                 started.append(jupyter)
                 say([f"Jupyter listening on {host}:{port_map['8888/http']}"])
             except Exception as exc:  # RuntimeError when jupyter_server is missing, among others
                 say([f"Jupyter failed to start: {type(exc).__name__}: {exc}"])
-    return started
 
 
 async def stop_services(services: list[Any]) -> None:
