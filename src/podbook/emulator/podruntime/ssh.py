@@ -33,9 +33,11 @@ import secrets
 import shutil
 import signal
 import struct
+import subprocess
 import termios
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import asyncssh
 import psutil
@@ -146,10 +148,70 @@ _GONE = (OSError, ConnectionError, asyncssh.Error)
 """What reading or writing a channel or pipe raises once the other side is gone."""
 
 
-def _acquire_tty() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """In the child: a new session whose controlling terminal is the pty on stdin."""
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+def _acquire_tty(name: str) -> Callable[[], None]:
+    """A ``preexec_fn`` giving the child a new session whose controlling terminal is the pty
+    ``name`` (opened by name: under uvloop the child's stdio is not in place yet)."""
+
+    def preexec() -> None:  # pragma: no cover - runs in the child between fork and exec
+        os.setsid()
+        fd = os.open(name, os.O_RDWR)  # the first terminal a session leader opens is its own
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
+        os.close(fd)
+
+    return preexec
+
+
+async def _wait_readable(fd: int) -> None:
+    """Wait until ``fd`` can be read."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+
+
+async def _pump(fd: int, target: asyncssh.SSHWriter[bytes]) -> None:
+    """Copy the non-blocking ``fd`` to the channel until EOF (or EIO: a pty hung up), with
+    the channel's flow control."""
+    with contextlib.suppress(*_GONE):
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                await _wait_readable(fd)
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            target.write(data)
+            await target.drain()
+
+
+async def _wait_child(child: subprocess.Popen[bytes]) -> int:
+    """Wait for ``child`` without blocking the loop (a pidfd, else a thread)."""
+    try:
+        fd = os.pidfd_open(child.pid)
+    except (AttributeError, OSError):
+        return await asyncio.to_thread(child.wait)
+    try:
+        if child.poll() is None:
+            await _wait_readable(fd)
+    finally:
+        os.close(fd)
+    return child.wait()
+
+
+async def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the non-blocking ``fd``."""
+    while data:
+        try:
+            data = data[os.write(fd, data) :]
+        except BlockingIOError:
+            await asyncio.sleep(0.01)
 
 
 class _PodSftpServer(asyncssh.SFTPServer):
@@ -391,7 +453,7 @@ class PodSshServer:
                 status = await self._run_pipes(process)
             if status is not None:
                 process.exit(status)
-        except (asyncssh.Error, OSError, ConnectionError) as exc:
+        except Exception as exc:  # one session's failure never ends the connection or server
             log.info("pod ssh session ended: %s", type(exc).__name__)
             with contextlib.suppress(Exception):
                 process.exit(255)
@@ -406,12 +468,12 @@ class PodSshServer:
         return returncode if returncode >= 0 else 128 - returncode
 
     async def _end_if_closed(
-        self, process: asyncssh.SSHServerProcess[bytes], child: asyncio.subprocess.Process
+        self, process: asyncssh.SSHServerProcess[bytes], child: subprocess.Popen[bytes]
     ) -> bool:
         """Wait for the child or the channel; a channel closed first hangs the child's group up.
 
         Returns True when the child exited on its own."""
-        waiter = asyncio.ensure_future(child.wait())
+        waiter = asyncio.ensure_future(_wait_child(child))
         closed = asyncio.ensure_future(process.wait_closed())
         await asyncio.wait({waiter, closed}, return_when=asyncio.FIRST_COMPLETED)
         if waiter.done():
@@ -426,64 +488,95 @@ class PodSshServer:
             await waiter
         return False
 
+    async def _feed(
+        self,
+        process: asyncssh.SSHServerProcess[bytes],
+        fd: int,
+        pgid: int,
+        on_eof: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Client input → ``fd``; window changes, signals and breaks act on the child."""
+        with contextlib.suppress(*_GONE):
+            while True:
+                try:
+                    data = await process.stdin.read(65536)
+                except asyncssh.TerminalSizeChanged as exc:
+                    _set_winsize(fd, (exc.width, exc.height, exc.pixwidth, exc.pixheight))
+                    continue
+                except asyncssh.SignalReceived as exc:
+                    self._forward_signal(pgid, exc.signal)
+                    continue
+                except asyncssh.BreakReceived:
+                    if process.term_type:
+                        await _write_all(fd, b"\x03")
+                    continue
+                if not data:
+                    break
+                await _write_all(fd, data)
+            await on_eof()
+
+    async def _spawn(
+        self, process: asyncssh.SSHServerProcess[bytes], argv: list[str], **kwargs: Any
+    ) -> subprocess.Popen[bytes]:
+        """Start ``argv`` in the sandbox with ``subprocess`` (``close_fds``: no descriptor of
+        the server leaks into the pod, whatever the event loop; uvloop's own subprocesses
+        would pass some on)."""
+        child = subprocess.Popen(
+            argv,
+            cwd=self.sandbox.workdir,
+            env=self._environment(process),
+            close_fds=True,
+            **kwargs,
+        )
+        self._pgids.add(child.pid)
+        return child
+
     async def _run_pipes(self, process: asyncssh.SSHServerProcess[bytes]) -> int | None:
         """``ssh host CMD`` (or a shell without a terminal): pipes for stdin/stdout/stderr."""
         argv = [self._shell()]
         if process.command is not None:
             argv += ["-c", process.command]
-        child = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=self.sandbox.workdir,
-            env=self._environment(process),
-            start_new_session=True,
-        )
-        self._pgids.add(child.pid)
-        assert child.stdin and child.stdout and child.stderr
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            child = await self._spawn(
+                process, argv, stdin=in_r, stdout=out_w, stderr=err_w, start_new_session=True
+            )
+        except BaseException:
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        for fd in (in_w, out_r, err_r):
+            os.set_blocking(fd, False)
+        closed_in = False
 
-        async def feed() -> None:
-            assert child.stdin is not None
-            with contextlib.suppress(*_GONE):
-                await feed_until_eof()
-            child.stdin.close()
-
-        async def feed_until_eof() -> None:
-            assert child.stdin is not None
-            while True:
-                try:
-                    data = await process.stdin.read(65536)
-                except asyncssh.SignalReceived as exc:
-                    self._forward_signal(child.pid, exc.signal)
-                    continue
-                except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged):
-                    continue
-                if not data:
-                    break
-                child.stdin.write(data)
-                await child.stdin.drain()
-
-        async def pump(source: asyncio.StreamReader, target: asyncssh.SSHWriter[bytes]) -> None:
-            with contextlib.suppress(*_GONE):
-                while data := await source.read(65536):
-                    target.write(data)
-                    await target.drain()
+        async def close_stdin() -> None:
+            nonlocal closed_in
+            if not closed_in:
+                closed_in = True
+                os.close(in_w)
 
         tasks = [
-            asyncio.ensure_future(feed()),
-            asyncio.ensure_future(pump(child.stdout, process.stdout)),
-            asyncio.ensure_future(pump(child.stderr, process.stderr)),
+            asyncio.ensure_future(self._feed(process, in_w, child.pid, close_stdin)),
+            asyncio.ensure_future(_pump(out_r, process.stdout)),
+            asyncio.ensure_future(_pump(err_r, process.stderr)),
         ]
         try:
-            if not await self._end_if_closed(process, child):
-                return None
-            await asyncio.gather(*tasks[1:], return_exceptions=True)
+            exited = await self._end_if_closed(process, child)
+            if exited:
+                await asyncio.gather(*tasks[1:], return_exceptions=True)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        return self._status(child.returncode or 0)
+            await close_stdin()
+            os.close(out_r)
+            os.close(err_r)
+        return self._status(child.returncode or 0) if exited else None
 
     async def _run_pty(self, process: asyncssh.SSHServerProcess[bytes]) -> int | None:
         """A session with a terminal: the shell (or ``ssh -t host CMD``) on a real pty."""
@@ -492,84 +585,36 @@ class PodSshServer:
         argv = [self._shell()]
         argv += ["-c", process.command] if process.command is not None else ["-i"]
         try:
-            child = await asyncio.create_subprocess_exec(
-                *argv,
+            child = await self._spawn(
+                process,
+                argv,
                 stdin=slave,
                 stdout=slave,
                 stderr=slave,
-                cwd=self.sandbox.workdir,
-                env=self._environment(process),
-                preexec_fn=_acquire_tty,
+                preexec_fn=_acquire_tty(os.ttyname(slave)),
             )
         except BaseException:
             os.close(master)
             raise
         finally:
             os.close(slave)
-        self._pgids.add(child.pid)
         os.set_blocking(master, False)
-        loop = asyncio.get_running_loop()
-        output_done = loop.create_future()
 
-        def readable() -> None:
-            try:
-                data = os.read(master, 65536)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if data:
-                with contextlib.suppress(*_GONE):
-                    process.stdout.write(data)
-            else:
-                loop.remove_reader(master)
-                if not output_done.done():
-                    output_done.set_result(None)
+        async def end_of_input() -> None:
+            await _write_all(master, b"\x04")  # EOF from the client: ^D to the terminal
 
-        async def write_all(data: bytes) -> None:
-            while data:
-                try:
-                    data = data[os.write(master, data) :]
-                except BlockingIOError:
-                    await asyncio.sleep(0.01)
-
-        async def feed() -> None:
-            with contextlib.suppress(*_GONE):
-                await feed_until_eof()
-
-        async def feed_until_eof() -> None:
-            while True:
-                try:
-                    data = await process.stdin.read(65536)
-                except asyncssh.TerminalSizeChanged as exc:
-                    _set_winsize(master, (exc.width, exc.height, exc.pixwidth, exc.pixheight))
-                    continue
-                except asyncssh.SignalReceived as exc:
-                    self._forward_signal(child.pid, exc.signal)
-                    continue
-                except asyncssh.BreakReceived:
-                    await write_all(b"\x03")
-                    continue
-                if not data:
-                    await write_all(b"\x04")  # EOF from the client: ^D to the terminal
-                    return
-                await write_all(data)
-
-        loop.add_reader(master, readable)
-        feeder = asyncio.ensure_future(feed())
+        feeder = asyncio.ensure_future(self._feed(process, master, child.pid, end_of_input))
+        output = asyncio.ensure_future(_pump(master, process.stdout))
         try:
             exited = await self._end_if_closed(process, child)
             if exited:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(output_done), DRAIN_AFTER_EXIT)
+                await asyncio.wait({output}, timeout=DRAIN_AFTER_EXIT)
         finally:
-            feeder.cancel()
-            await asyncio.gather(feeder, return_exceptions=True)
-            loop.remove_reader(master)
+            for task in (feeder, output):
+                task.cancel()
+            await asyncio.gather(feeder, output, return_exceptions=True)
             os.close(master)  # hangs up what is left on the terminal
-        if not exited:
-            return None
-        return self._status(child.returncode or 0)
+        return self._status(child.returncode or 0) if exited else None
 
     @staticmethod
     def _forward_signal(pgid: int, name: str) -> None:
