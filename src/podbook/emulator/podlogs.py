@@ -78,8 +78,11 @@ class StoredLine:
 Event = tuple[float, str, str]  # (ts, source, line)
 
 
-def phase_events(record: Record, after: float, upto: float, interval: float) -> list[Event]:
-    """The lines the pod's current phase implies, stamped in ``(after, upto]``, in order."""
+def phase_events(
+    record: Record, after: float, upto: float, interval: float, *, services: bool = True
+) -> list[Event]:
+    """The lines the pod's current phase implies, stamped in ``(after, upto]``, in order
+    (``services``: with the invented sshd and Jupyter lines; the local runtime logs real ones)."""
     phase = record["phase"]
     if phase["kind"] != "boot":
         return []
@@ -100,14 +103,14 @@ def phase_events(record: Record, after: float, upto: float, interval: float) -> 
             (started, "system", f"image {record['image']} pulled"),
         ]
     events.append((started, "system", "starting container"))
-    events += _startup_lines(record, started, ready)
+    events += _startup_lines(record, started, ready, services=services)
     events = [event for event in events if after < event[0] <= upto]
     events += _periodic(record, ready, after, upto, interval)
     return events
 
 
-def _startup_lines(record: Record, started: float, ready: float) -> list[Event]:
-    env = record.get("env") or {}
+def _startup_lines(record: Record, started: float, ready: float, *, services: bool) -> list[Event]:
+    env = (record.get("env") or {}) if services else {}
     args = record.get("args") or ""
     lines: list[Event] = [
         (
@@ -216,7 +219,13 @@ class PodLogBook:
         cursor = self._cursor(record)
         if now <= cursor[0]:
             return
-        events = phase_events(record, cursor[0], now, self._settings.log_interval_seconds)
+        events = phase_events(
+            record,
+            cursor[0],
+            now,
+            self._settings.log_interval_seconds,
+            services=self._settings.runtime != "local",
+        )
         self._append(pod_id, events, now)
 
     def note_action(self, record: Record, action: str, now: float) -> None:

@@ -159,7 +159,8 @@ async def update_pod(req: ApiRequest) -> Response:
             updated[name] = patch[name]
     if "ports" in patch:
         updated["ports"] = list(patch["ports"])
-        updated["portMap"] = {k: v for k, v in record["portMap"].items() if k in patch["ports"]}
+        kept = (*patch["ports"], "ssh-proxy")
+        updated["portMap"] = {k: v for k, v in record["portMap"].items() if k in kept}
     mounts = patch.get("mounts")
     if mounts:
         updated["mounts"] = _merge_mounts(record["mounts"], mounts)
