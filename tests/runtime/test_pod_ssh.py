@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from runtime_helpers import create_pod, wait_for, wait_status
+from runtime_helpers import LOCAL, create_pod, wait_for, wait_status
 from ssh_helpers import (
     Endpoint,
     forwarded,
@@ -151,20 +151,40 @@ def test_no_start_ssh_no_ssh(registered: httpx.Client, keys: dict[str, Path]) ->
         registered.delete(f"/v2/pods/{pod['id']}")
 
 
-def test_ssh_processes_end_with_the_pod(registered: httpx.Client, keys: dict[str, Path]) -> None:
-    pod = create_pod(registered, args="sleep 600", startSsh=True, ports=["22/tcp"])
-    running = wait_status(registered, pod["id"], "RUNNING", timeout=30)
+def left_behind(http: httpx.Client, key: Path) -> int:
+    """Start a pod with SSH and leave a background process of an SSH session in it; its pid."""
+    pod = create_pod(http, args="sleep 600", startSsh=True, ports=["22/tcp"])
+    running = wait_status(http, pod["id"], "RUNNING", timeout=30)
     direct, _ = endpoints(running)
-    wait_ssh(direct, keys["good"])
-    started = ssh(direct, keys["good"], "nohup sleep 304 >/dev/null 2>&1 & echo $!")
+    wait_ssh(direct, key)
+    started = ssh(direct, key, "nohup sleep 304 >/dev/null 2>&1 & echo $!")
     pid = int(started.stdout)
     assert psutil.pid_exists(pid)
-    assert registered.delete(f"/v2/pods/{pod['id']}").status_code in (200, 204)
+    return pid
 
-    def gone() -> bool:
-        try:
-            return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-        except psutil.NoSuchProcess:
-            return True
 
-    wait_for(gone, timeout=15, what="the SSH session's background process ended")
+def gone(pid: int) -> bool:
+    """True once ``pid`` has ended."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_ssh_processes_end_with_the_pod(registered: httpx.Client, keys: dict[str, Path]) -> None:
+    pid = left_behind(registered, keys["good"])
+    pod_id = psutil.Process(pid).environ()["RUNPOD_POD_ID"]
+    assert registered.delete(f"/v2/pods/{pod_id}").status_code in (200, 204)
+    wait_for(lambda: gone(pid), timeout=15, what="the SSH session's background process ended")
+
+
+def test_ssh_processes_end_with_the_emulator(start_emulator: Any, keys: dict[str, Path]) -> None:
+    emu = start_emulator(extra_args=LOCAL)
+    with emu.http() as http:
+        mine = keys["good"].with_suffix(".pub").read_text().strip()
+        assert http.put("/v2/account/ssh-keys", json={"keys": [mine]}).status_code == 200
+        pid = left_behind(http, keys["good"])
+    emu.stop()
+    wait_for(
+        lambda: gone(pid), timeout=15, what="the SSH session's process ended with the emulator"
+    )

@@ -34,7 +34,13 @@ from ssh_helpers import (
 )
 
 from podbook.emulator.podruntime.sandbox import Sandbox
-from podbook.emulator.podruntime.ssh import PROXY_REFUSAL, PodSshServer, load_host_key
+from podbook.emulator.podruntime.ssh import (
+    MARKER_VAR,
+    PROXY_REFUSAL,
+    PodSshServer,
+    kill_orphans,
+    load_host_key,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -373,3 +379,27 @@ def test_stop_leaves_no_process(
     finally:
         if not stopped:
             loop.run(server.stop(), timeout=30)
+
+
+def test_kill_orphans_ends_what_a_dead_emulators_sessions_left() -> None:
+    def sleeper(pod_id: str) -> subprocess.Popen[bytes]:
+        env = {**os.environ, MARKER_VAR: "dead-server", "RUNPOD_POD_ID": pod_id}
+        return subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+
+    orphan, other = sleeper("pod-gone"), sleeper("pod-elsewhere")
+    try:
+        wait_for(lambda: _has_marker(orphan.pid), timeout=5)
+        assert kill_orphans(["pod-gone"]) == 1
+        assert orphan.wait(timeout=5) == -signal.SIGKILL
+        assert other.poll() is None
+    finally:
+        for proc in (orphan, other):
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def _has_marker(pid: int) -> bool:
+    try:
+        return MARKER_VAR in psutil.Process(pid).environ()
+    except psutil.Error:
+        return False

@@ -35,7 +35,7 @@ import signal
 import struct
 import subprocess
 import termios
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +44,14 @@ import psutil
 
 from podbook.emulator.podruntime.sandbox import Sandbox
 
-__all__ = ["DIRECT_USERNAME", "MARKER_VAR", "PROXY_REFUSAL", "PodSshServer", "load_host_key"]
+__all__ = [
+    "DIRECT_USERNAME",
+    "MARKER_VAR",
+    "PROXY_REFUSAL",
+    "PodSshServer",
+    "kill_orphans",
+    "load_host_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +104,23 @@ def load_host_key(path: Path) -> asyncssh.SSHKey:
     finally:
         temp.unlink()
     return key
+
+
+def kill_orphans(pod_ids: Iterable[str]) -> int:
+    """SIGKILL what SSH sessions of these pods left when their emulator died (``kill -9``):
+    every process of this user whose environment has :data:`MARKER_VAR` and a
+    ``RUNPOD_POD_ID`` among ``pod_ids``. Call it when the emulator starts; returns how many."""
+    wanted = set(pod_ids)
+    killed = 0
+    for proc in psutil.process_iter(["pid", "environ"], ad_value=None):
+        environ = proc.info["environ"] or {}
+        if proc.pid == os.getpid() or MARKER_VAR not in environ:
+            continue
+        if environ.get("RUNPOD_POD_ID") in wanted:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+                killed += 1
+    return killed
 
 
 def _parse_keys(lines: list[str]) -> set[bytes]:
