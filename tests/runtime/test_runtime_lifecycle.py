@@ -147,6 +147,7 @@ def test_kill_9_then_restart_kills_leftovers_and_brings_the_pods_back(
     with emu.http() as http:
         for pod_id, pgid in groups.items():
             assert http.get(f"/v2/pods/{pod_id}").json()["status"] == "RUNNING"
+            assert log_lines(http, pod_id, "the emulator restarted", source="system")
             entry = wait_for(
                 lambda p=pod_id, g=pgid: (e := ledger(emu).get(p)) and e["pgid"] != g and e
             )

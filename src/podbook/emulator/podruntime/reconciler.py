@@ -80,6 +80,7 @@ class LocalRuntime:
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._refused: set[tuple[str, float]] = set()
+        self._started_at = 0.0
 
     # lifecycle of the runtime ---------------------------------------------------------------
 
@@ -89,6 +90,7 @@ class LocalRuntime:
         if killed:
             log.info("killed %d leftover pod process(es) of an earlier run", killed)
         self.emulator.views.live = self.measure
+        self._started_at = self.emulator.clock()
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
     async def stop(self) -> None:
@@ -169,6 +171,9 @@ class LocalRuntime:
         live = LivePod(pod_id=pod_id, account_id=account_id, boot=boot)
         self.pods[pod_id] = live
         sandbox = build_sandbox(self.home, record, wipe_container=True)
+        if (running_since(record["phase"]) or 0) < self._started_at - 1:
+            note = "the emulator restarted: the container starts again (fresh container disk)"
+            self._log(account_id, pod_id, [note], "system")
         args = (record.get("args") or "").strip()
         if args:
             try:

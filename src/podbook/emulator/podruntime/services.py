@@ -40,7 +40,8 @@ async def start_services(
     log), ``output`` what the servers print (container log)."""
     env = sandbox.env
     port_map = record.get("portMap") or {}
-    host = record["publicIp"]
+    # a pod created under --runtime none keeps its invented address: serve it on loopback
+    host = record["publicIp"] if str(record["publicIp"]).startswith("127.") else "127.0.0.1"
     if env.get("PUBLIC_KEY"):
         keys = [line for line in env["PUBLIC_KEY"].splitlines() if line.strip()]
         server = _server_class("ssh", "PodSshServer")
