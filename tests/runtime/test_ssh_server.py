@@ -65,14 +65,17 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
-    """A pod tree: ``/workspace`` is the workdir inside the root, ``/data`` a volume elsewhere."""
+    """A pod tree: ``/`` is its container disk, ``/workspace`` the workdir inside the root,
+    ``/data`` a volume elsewhere."""
     base = tmp_path_factory.mktemp("pod")
     root = base / "root"
     workdir = root / "workspace"
+    container = root / "container"
     volume = base / "volume"
-    for folder in (workdir, volume):
+    for folder in (workdir, container, volume):
         folder.mkdir(parents=True)
     env = {"PATH": os.environ["PATH"], "RUNPOD_POD_ID": "pod7xq2", "FOO": "bar baz"}
+    env["RUNPOD_CONTAINER_DISK"] = str(container)
     return Sandbox(
         root=root, workdir=workdir, env=env, mounts={"/workspace": workdir, "/data": volume}
     )
@@ -204,12 +207,14 @@ def test_direct_sftp(
     local = tmp_path / "s.txt"
     local.write_text("sftp\n")
     batch = f"pwd\nput {local} s.txt\nmkdir sub\nls\nget s.txt {tmp_path / 's-back.txt'}\n"
+    batch += f"put {local} /etc-like.txt\n"
     result = sftp(direct, keys["good"], batch)
     assert result.returncode == 0, result.stderr
     assert "Remote working directory: /workspace" in result.stdout
     assert (sandbox.workdir / "s.txt").read_text() == "sftp\n"
     assert (sandbox.workdir / "sub").is_dir()
     assert (tmp_path / "s-back.txt").read_text() == "sftp\n"
+    assert (Path(sandbox.env["RUNPOD_CONTAINER_DISK"]) / "etc-like.txt").exists()  # / = the disk
 
 
 def test_direct_local_forward_to_loopback(

@@ -241,13 +241,14 @@ async def _write_all(fd: int, data: bytes) -> None:
 class _PodSftpServer(asyncssh.SFTPServer):
     """SFTP (and legacy scp) in the pod's view of its files.
 
-    ``/`` is the sandbox root, each of ``sandbox.mounts`` appears at the path the pod sees
-    (``/workspace``…), relative paths start in ``sandbox.workdir``. Real host paths inside the
-    sandbox (what the shell's ``pwd`` shows) are accepted as they are.
+    ``/`` is the container disk (``RUNPOD_CONTAINER_DISK`` in the pod's env, else the sandbox
+    root), each of ``sandbox.mounts`` appears at the path the pod sees (``/workspace``…),
+    relative paths start in ``sandbox.workdir``. Real host paths inside the sandbox (what the
+    shell's ``pwd`` shows) are accepted as they are.
     """
 
     def __init__(self, chan: asyncssh.SSHServerChannel, sandbox: Sandbox) -> None:
-        root = os.path.realpath(sandbox.root)
+        root = os.path.realpath(sandbox.env.get("RUNPOD_CONTAINER_DISK") or sandbox.root)
         super().__init__(chan, chroot=root)
         self._root = os.fsencode(root)
         mounts = [
@@ -258,7 +259,8 @@ class _PodSftpServer(asyncssh.SFTPServer):
         self._mounts = sorted(mounts, key=lambda m: len(m[0]), reverse=True)
         self._by_real = sorted(mounts, key=lambda m: len(m[1]), reverse=True)
         workdir = os.fsencode(os.path.realpath(sandbox.workdir))
-        self._reals = [self._root, workdir, *(real for _, real in mounts)]
+        tree = os.fsencode(os.path.realpath(sandbox.root))
+        self._reals = [tree, self._root, workdir, *(real for _, real in mounts)]
         self._cwd = self._pod_path(workdir)
 
     @staticmethod
