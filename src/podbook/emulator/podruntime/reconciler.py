@@ -130,7 +130,11 @@ class LocalRuntime:
         await asyncio.gather(*(self._stop(live) for live in ending))
         for pod_id, (account_id, record) in wanted.items():
             if pod_id not in self.pods:
-                await self._start(account_id, record)
+                try:
+                    await self._start(account_id, record)
+                except Exception as exc:  # this pod only; it is not retried until its next boot
+                    note = f"the local runtime could not start the pod: {type(exc).__name__}: {exc}"
+                    self._log(account_id, pod_id, [note], "system")
         self._remove_gone_trees()
 
     def _remove_gone_trees(self) -> None:
