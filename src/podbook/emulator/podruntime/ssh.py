@@ -687,6 +687,8 @@ class PodSshServer:
         return groups & self._pgids
 
     def _kill_all(self) -> None:
+        if not self._pgids:  # no session ever started a process
+            return
         procs = self._survivors()
         if not procs:
             return
