@@ -286,7 +286,7 @@ def test_unregistered_key_refused(direct: Endpoint, proxy: Endpoint, keys: dict[
 
 
 def test_wrong_user_names_refused(direct: Endpoint, proxy: Endpoint, keys: dict[str, Path]) -> None:
-    for endpoint, user in ((direct, TOKEN), (direct, "ubuntu"), (proxy, "root")):
+    for endpoint, user in ((direct, TOKEN), (direct, "ubuntu"), (proxy, "root"), (proxy, "jörg")):
         wrong = Endpoint(endpoint.host, endpoint.port, user)
         assert ssh(wrong, keys["good"], flags=("-tt",), stdin="exit\n").returncode == 255
 

@@ -437,7 +437,8 @@ class PodSshServer:
 
     def _accepts_user(self, username: str) -> bool:
         if self.mode == "proxy":
-            return secrets.compare_digest(username, self.proxy_username or "")
+            expected = (self.proxy_username or "").encode()
+            return secrets.compare_digest(username.encode(errors="replace"), expected)
         return username == DIRECT_USERNAME
 
     # processes -----------------------------------------------------------------------------
