@@ -44,6 +44,7 @@ from podbook.emulator.podruntime.sandbox import Sandbox
 LogFn = Callable[[str], None]
 
 _TAIL_LINES = 20
+_LINE_LIMIT = 1 << 20  # the longest output line read whole (a traceback line can be long)
 _CONFIG_NAME = "jupyter_server_config.json"
 
 
@@ -215,7 +216,7 @@ class PodJupyterServer:
             host=host,
             port=port,
             root_dir=sandbox.workdir,
-            hashed=hash_password(password),
+            hashed=await asyncio.to_thread(hash_password, password),  # argon2: not on the loop
         )
         env = dict(sandbox.env)
         env.pop("JUPYTER_TOKEN", None)
@@ -235,6 +236,7 @@ class PodJupyterServer:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
+            limit=_LINE_LIMIT,
             start_new_session=True,
             preexec_fn=detach_child if sys.platform == "linux" else None,
         )
@@ -257,7 +259,11 @@ class PodJupyterServer:
         stream = self.process.stdout
         assert stream is not None
         while True:
-            raw = await stream.readline()
+            try:
+                raw = await stream.readline()
+            except ValueError:  # a line over _LINE_LIMIT: what was read of it is dropped
+                self._emit("(an over-long line of the Jupyter server left out)")
+                continue
             if not raw:
                 return
             self._emit(raw.decode("utf-8", "replace").rstrip("\r\n"))
