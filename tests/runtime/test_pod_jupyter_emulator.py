@@ -93,12 +93,23 @@ def test_stop_and_terminate_end_the_server_and_its_kernels(http: httpx.Client) -
     assert_all_gone(tree)
 
 
-def test_kill_9_of_the_emulator_leaves_no_jupyter_process(start_emulator: Any) -> None:
+def test_kill_9_of_the_emulator_leaves_no_jupyter_process_and_a_restart_brings_it_back(
+    start_emulator: Any,
+) -> None:
     emu = start_emulator(extra_args=LOCAL)
     with emu.http() as http:
-        _, link, password = jupyter_pod(http)
+        pod_id, link, password = jupyter_pod(http)
     log_in_and_start_a_kernel(link, password)
     tree = server_tree(link)
     os.kill(emu.proc.pid, signal.SIGKILL)
     emu.proc.wait(10)
+    assert_all_gone(tree)
+
+    emu.start()  # as a host reboot: the RUNNING pod comes back with its Jupyter
+    with emu.http() as http:
+        wait_status(http, pod_id, "RUNNING")
+        link = jupyter_link(http, pod_id)
+        log_in_and_start_a_kernel(link, password)
+        tree = server_tree(link)
+        assert http.delete(f"/v2/pods/{pod_id}").status_code in (200, 204)
     assert_all_gone(tree)
