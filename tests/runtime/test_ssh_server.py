@@ -147,6 +147,16 @@ def test_direct_exec_runs_in_the_sandbox_with_its_env(
     assert any(line.startswith("SSH_CONNECTION=127.0.0.1 ") for line in lines)
 
 
+def test_direct_exec_takes_the_clients_locale(
+    direct: Endpoint, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LC_PODBOOK_TEST", "kept")
+    monkeypatch.setenv("OTHER_PODBOOK_TEST", "dropped")
+    flags = ("-o", "SendEnv=LC_PODBOOK_TEST OTHER_PODBOOK_TEST")
+    result = ssh(direct, keys["good"], 'echo "$LC_PODBOOK_TEST/$OTHER_PODBOOK_TEST"', flags=flags)
+    assert result.stdout == "kept/\n", result.stderr
+
+
 def test_direct_exec_stdin_stderr_and_exit_status(direct: Endpoint, keys: dict[str, Path]) -> None:
     result = ssh(direct, keys["good"], "tr a-z A-Z; echo oops >&2; exit 7", stdin="quiet\n")
     assert (result.stdout, result.returncode) == ("QUIET\n", 7)

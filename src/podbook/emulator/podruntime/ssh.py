@@ -446,6 +446,9 @@ class PodSshServer:
     def _environment(self, process: asyncssh.SSHServerProcess[bytes]) -> dict[str, str]:
         env = dict(self.sandbox.env)
         env.setdefault("PATH", os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"))
+        for name, value in process.env.items():  # what sshd's usual AcceptEnv takes
+            if name == "LANG" or name.startswith("LC_"):
+                env[name] = value
         env["HOME"] = str(self.sandbox.workdir)
         env[MARKER_VAR] = self._token
         if process.term_type:
