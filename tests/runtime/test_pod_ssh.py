@@ -9,7 +9,9 @@ sessions' processes end with the pod.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,3 +190,23 @@ def test_ssh_processes_end_with_the_emulator(start_emulator: Any, keys: dict[str
     wait_for(
         lambda: gone(pid), timeout=15, what="the SSH session's process ended with the emulator"
     )
+
+
+def test_kill_9_then_restart_ends_what_ssh_sessions_left(
+    start_emulator: Any, keys: dict[str, Path]
+) -> None:
+    emu = start_emulator(extra_args=LOCAL)
+    with emu.http() as http:
+        mine = keys["good"].with_suffix(".pub").read_text().strip()
+        assert http.put("/v2/account/ssh-keys", json={"keys": [mine]}).status_code == 200
+        pid = left_behind(http, keys["good"])
+    try:
+        os.kill(emu.proc.pid, signal.SIGKILL)
+        emu.proc.wait()
+        assert not gone(pid)  # nothing ended it yet: the emulator died without a word
+        emu.start()
+        wait_for(lambda: gone(pid), timeout=15, what="the restarted emulator ended the SSH orphan")
+    finally:
+        if not gone(pid):  # this test's own process: never leave it behind
+            os.kill(pid, signal.SIGKILL)
+        emu.stop()

@@ -106,15 +106,23 @@ def load_host_key(path: Path) -> asyncssh.SSHKey:
     return key
 
 
+_LIVE_TOKENS: set[str] = set()
+"""Markers of the servers running in this process (their processes are never orphans)."""
+
+
 def kill_orphans(pod_ids: Iterable[str]) -> int:
     """SIGKILL what SSH sessions of these pods left when their emulator died (``kill -9``):
-    every process of this user whose environment has :data:`MARKER_VAR` and a
-    ``RUNPOD_POD_ID`` among ``pod_ids``. Call it when the emulator starts; returns how many."""
+    every process of this user whose environment has :data:`MARKER_VAR` (of no server running
+    in this process) and a ``RUNPOD_POD_ID`` among ``pod_ids``; returns how many.
+
+    :meth:`PodSshServer.start` does it for its own pod, so a pod brought back after a
+    ``kill -9`` of its emulator starts clean."""
     wanted = set(pod_ids)
     killed = 0
     for proc in psutil.process_iter(["pid", "environ"], ad_value=None):
         environ = proc.info["environ"] or {}
-        if proc.pid == os.getpid() or MARKER_VAR not in environ:
+        marker = environ.get(MARKER_VAR)
+        if proc.pid == os.getpid() or marker is None or marker in _LIVE_TOKENS:
             continue
         if environ.get("RUNPOD_POD_ID") in wanted:
             with contextlib.suppress(psutil.Error):
@@ -415,21 +423,31 @@ class PodSshServer:
             proxy_username=proxy_username,
         )
         key = await asyncio.to_thread(load_host_key, Path(host_key))
+        pod_id = sandbox.env.get("RUNPOD_POD_ID")
+        if pod_id:
+            killed = await asyncio.to_thread(kill_orphans, [pod_id])
+            if killed:
+                log.info("pod ssh: ended %d process(es) an earlier run's sessions left", killed)
+        _LIVE_TOKENS.add(server._token)
         direct = mode == "direct"
-        server._server = await asyncssh.create_server(
-            lambda: _Session(server),
-            host,
-            port,
-            server_host_keys=[key],
-            process_factory=server._handle,
-            sftp_factory=(lambda chan: _PodSftpServer(chan, sandbox)) if direct else None,
-            allow_scp=direct,
-            encoding=None,
-            line_editor=False,
-            agent_forwarding=False,
-            x11_forwarding=False,
-            allow_pty=True,
-        )
+        try:
+            server._server = await asyncssh.create_server(
+                lambda: _Session(server),
+                host,
+                port,
+                server_host_keys=[key],
+                process_factory=server._handle,
+                sftp_factory=(lambda chan: _PodSftpServer(chan, sandbox)) if direct else None,
+                allow_scp=direct,
+                encoding=None,
+                line_editor=False,
+                agent_forwarding=False,
+                x11_forwarding=False,
+                allow_pty=True,
+            )
+        except BaseException:
+            _LIVE_TOKENS.discard(server._token)
+            raise
         sockets = server._server.sockets
         server.port = int(sockets[0].getsockname()[1]) if sockets else port
         log.info("pod ssh (%s) listening on %s:%d", mode, host, server.port)
@@ -726,4 +744,5 @@ class PodSshServer:
         for conn in list(self._connections):
             with contextlib.suppress(asyncio.TimeoutError, Exception):
                 await asyncio.wait_for(conn.wait_closed(), KILL_GRACE)
+        _LIVE_TOKENS.discard(self._token)
         log.info("pod ssh (%s) on port %d stopped", self.mode, self.port)
