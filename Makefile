@@ -30,7 +30,7 @@ export SCARF_ANALYTICS := false
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
-.PHONY: help setup setup-python setup-browser setup-js quickstart test test-ruff test-python \
+.PHONY: help setup setup-python setup-browser setup-js setup-ssh quickstart test test-ruff test-python \
         test-browser test-js test-live lint format bench conformance operations-table \
         refresh-reference clean distclean
 
@@ -47,7 +47,7 @@ help:
 
 # ---------------------------------------------------------------- set-up
 
-setup: setup-python setup-browser setup-js
+setup: setup-python setup-browser setup-js setup-ssh
 
 setup-python: $(PY_STAMP)
 
@@ -57,6 +57,10 @@ $(PY_STAMP): pyproject.toml
 	touch $@
 
 setup-browser: $(CHROMIUM)
+
+# The OpenSSH client (ssh, scp, sftp, ssh-keygen) for the pod SSH tests.
+setup-ssh:
+	scripts/ensure_openssh.sh
 
 $(CHROMIUM):
 	scripts/ensure_chromium.sh
@@ -97,7 +101,7 @@ test-ruff: setup-python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test-python: setup-python setup-js
+test-python: setup-python setup-js setup-ssh
 	$(call pytest_stage,test-python,-m "not browser")
 
 test-browser: setup-python setup-browser
