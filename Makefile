@@ -58,12 +58,12 @@ $(PY_STAMP): pyproject.toml
 
 setup-browser: $(CHROMIUM)
 
+$(CHROMIUM):
+	scripts/ensure_chromium.sh
+
 # The OpenSSH client (ssh, scp, sftp, ssh-keygen) for the pod SSH tests.
 setup-ssh:
 	scripts/ensure_openssh.sh
-
-$(CHROMIUM):
-	scripts/ensure_chromium.sh
 
 ifneq ($(HAVE_JS),)
 setup-js: $(JS_STAMP)
