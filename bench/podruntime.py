@@ -1,0 +1,209 @@
+"""Local pod runtime benchmark: how soon a new pod takes SSH, and what running pods cost.
+
+Run: ``.venv/bin/python bench/podruntime.py`` (about a minute). It starts two emulators on
+free loopback ports, each with a temporary home and the default pod timings: one with
+``--runtime local`` (pods really run) and one with ``--runtime none`` (simulated pods), and
+prints, beside the targets of issue 11 §3:
+
+- from ``POST /v2/pods`` (a CPU pod with ``startSsh``, ``22/tcp`` and a sleeping ``args``) to
+  the pod's SSH server accepting a connection (its ``SSH-2.0`` banner read on the port of the
+  pod record's direct endpoint), and to a command run over SSH with the OpenSSH client and the
+  pod record's own ``command`` (``ssh ... true``): p50, p90 over ``--pods`` pods, one at a time;
+- the memory of 20 running pods with SSH and a sleeping ``args`` (the emulator and every
+  process it started, resident set sizes summed: shared pages are counted in each process, so
+  this is an upper bound), beside the same 20 pods on the ``--runtime none`` emulator in the
+  same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+from _common import Emulator, emulator, percentile_ms, wait_until
+
+TARGET_SSH_P50_S = 2.0
+TARGET_MEMORY_MB = 300.0
+HELD_PODS = 20
+BIG_QUOTA = ["--rate-limit", "minute=1000000", "--rate-limit", "hour=1000000"]
+BIG_QUOTA += ["--rate-limit", "day=1000000", "--max-running-pods", "64"]
+SSH_FLAGS = [
+    "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+    "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5",
+]  # fmt: skip
+
+
+def pod_body(name: str) -> dict[str, Any]:
+    """A small CPU pod that runs ``sleep`` and takes SSH on ``22/tcp``."""
+    return {
+        "name": name,
+        "image": "runpod/base:latest",
+        "cpu": {"id": "cpu3c", "vcpuCount": 2},
+        "ports": ["22/tcp"],
+        "startSsh": True,
+        "args": "sleep 100000",
+    }
+
+
+def make_key(workdir: Path) -> tuple[Path, str]:
+    """A fresh ed25519 key pair: (private key path, public key line)."""
+    key = workdir / "id_ed25519"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bench", "-f", str(key)], check=True
+    )
+    return key, key.with_suffix(".pub").read_text().strip()
+
+
+def banner_read(host: str, port: int) -> bool:
+    """Whether an SSH server answers on (host, port) with its version banner."""
+    try:
+        with socket.create_connection((host, port), timeout=1) as sock:
+            sock.settimeout(1)
+            return sock.recv(64).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def direct_endpoint(http: httpx.Client, pod_id: str) -> dict[str, Any] | None:
+    """The pod record's direct SSH endpoint once it has one."""
+    pod = http.get(f"/v2/pods/{pod_id}").json()
+    ssh = pod.get("ssh") or {}
+    return ssh.get("direct")
+
+
+def time_to_ssh(emu: Emulator, key: Path, count: int) -> tuple[list[float], list[float]]:
+    """Seconds from POST to the SSH banner, and to ``ssh ... true`` succeeding, per pod."""
+    to_banner: list[float] = []
+    to_command: list[float] = []
+    with emu.http() as http:
+        for index in range(count):
+            started = time.perf_counter()
+            created = http.post("/v2/pods", json=pod_body(f"bench-ssh-{index}"))
+            created.raise_for_status()
+            pod_id = created.json()["id"]
+            endpoint: dict[str, Any] = {}
+
+            def listening(pod_id: str = pod_id, endpoint: dict[str, Any] = endpoint) -> bool:
+                found = direct_endpoint(http, pod_id)
+                if found is None or not banner_read(found["host"], found["port"]):
+                    return False
+                endpoint.update(found)
+                return True
+
+            wait_until(listening, 60, f"SSH of pod {pod_id}", every=0.01)
+            to_banner.append(time.perf_counter() - started)
+            command = endpoint["command"].split() + ["-i", str(key), *SSH_FLAGS, "true"]
+            wait_until(
+                lambda command=command: (
+                    subprocess.run(command, capture_output=True).returncode == 0
+                ),
+                30,
+                f"a command over SSH in pod {pod_id}",
+                every=0.01,
+            )
+            to_command.append(time.perf_counter() - started)
+            http.delete(f"/v2/pods/{pod_id}").raise_for_status()
+    return to_banner, to_command
+
+
+def tree_mb(pid: int) -> tuple[float, int]:
+    """Resident memory of a process and every descendant, MB; and how many processes."""
+    root = psutil.Process(pid)
+    processes = [root, *root.children(recursive=True)]
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return total / 1e6, len(processes)
+
+
+def hold_pods(emu: Emulator, count: int, local: bool) -> tuple[float, float, int]:
+    """Memory (MB) before and with ``count`` RUNNING pods, and the processes then."""
+    before, _ = tree_mb(emu.proc.pid)
+    with emu.http() as http:
+        ids = []
+        for index in range(count):
+            created = http.post("/v2/pods", json=pod_body(f"bench-hold-{index}"))
+            created.raise_for_status()
+            ids.append(created.json()["id"])
+
+        def all_running() -> bool:
+            pods = http.get("/v2/pods").json()["pods"]
+            running = [p for p in pods if p["id"] in ids and p["status"] == "RUNNING"]
+            if len(running) < count:
+                return False
+            if not local:
+                return True
+            return all(
+                (p.get("ssh") or {}).get("direct")
+                and banner_read(p["ssh"]["direct"]["host"], p["ssh"]["direct"]["port"])
+                for p in running
+            )
+
+        wait_until(all_running, 120, f"{count} pods running", every=0.1)
+        time.sleep(1.0)  # let the processes settle after their start
+        held, processes = tree_mb(emu.proc.pid)
+        for pod_id in ids:
+            http.delete(f"/v2/pods/{pod_id}")
+    return before, held, processes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pods", type=int, default=10, help="pods timed to SSH (default 10)")
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    print(f"podruntime bench: load average {load:.2f} at start, {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(prefix="podbook-bench-runtime-") as tmp:
+        root = Path(tmp)
+        key, public = make_key(root)
+        (root / "local").mkdir()
+        (root / "none").mkdir()
+        with (
+            emulator(root / "local", ["--runtime", "local", *BIG_QUOTA]) as local,
+            emulator(root / "none", ["--runtime", "none", *BIG_QUOTA]) as simulated,
+        ):
+            for emu in (local, simulated):
+                with emu.http() as http:
+                    http.put("/v2/account/ssh-keys", json={"keys": [public]}).raise_for_status()
+            to_banner, to_command = time_to_ssh(local, key, args.pods)
+            local_before, local_held, local_procs = hold_pods(local, HELD_PODS, local=True)
+            none_before, none_held, none_procs = hold_pods(simulated, HELD_PODS, local=False)
+
+    banner_p50 = percentile_ms(to_banner, 0.5) / 1000
+    print()
+    print(f"POST /v2/pods -> SSH, {len(to_banner)} pods one at a time (default timings):")
+    print(
+        f"  banner read   p50 {banner_p50:.2f} s  p90 {percentile_ms(to_banner, 0.9) / 1000:.2f} s"
+        f"  (target p50 <= {TARGET_SSH_P50_S:.1f} s: {'met' if banner_p50 <= TARGET_SSH_P50_S else 'MISSED'})"
+    )
+    print(
+        f"  `ssh ... true` p50 {percentile_ms(to_command, 0.5) / 1000:.2f} s"
+        f"  p90 {percentile_ms(to_command, 0.9) / 1000:.2f} s (OpenSSH client, the record's command)"
+    )
+    cost = (local_held - local_before) - (none_held - none_before)
+    print()
+    print(f"{HELD_PODS} running pods with SSH and a sleeping args (RSS of the emulator's tree):")
+    print(
+        f"  --runtime local: {local_before:.0f} MB -> {local_held:.0f} MB ({local_procs} processes)"
+    )
+    print(f"  --runtime none:  {none_before:.0f} MB -> {none_held:.0f} MB ({none_procs} processes)")
+    print(
+        f"  cost of running them: {cost:.0f} MB, {cost / HELD_PODS:.1f} MB a pod"
+        f"  (target <= {TARGET_MEMORY_MB:.0f} MB: {'met' if cost <= TARGET_MEMORY_MB else 'MISSED'})"
+    )
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
