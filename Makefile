@@ -38,7 +38,7 @@ help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
 	@echo "make test         run every test: ruff, pytest (unit, notebooks, browser), JS tests"
 	@echo "make lint         ruff check and ruff format --check"
-	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py (a few minutes)"
+	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py, podruntime.py (minutes)"
 	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
 	@echo "make test-live    check the real service with RUNPOD_API_KEY (PODBOOK_LIVE_SPEND=1: one CPU pod)"
 	@echo "make operations-table  write docs/operations.md from the reference, client, magics, emulator"
@@ -135,6 +135,7 @@ bench: setup-python
 	$(BIN)/python bench/queue.py
 	$(BIN)/python bench/stream.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/podruntime.py
 
 # ---------------------------------------------------------------- conformance
 
