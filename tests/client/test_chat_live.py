@@ -119,8 +119,9 @@ def test_requests_lists_the_chats_newest_first(client: Client) -> None:
 
 
 def test_a_vllm_style_worker_that_writes_raw_sse(client: Client) -> None:
-    import podbook
     from worker.openai_handlers import WORDS, vllm_style
+
+    import podbook
 
     endpoint = "chatvllm" + str(int(time.time() * 1000) % 100000)
     with podbook.serve(vllm_style, endpoint=endpoint, client=client):
