@@ -59,6 +59,14 @@ async def _proxy_shell(proxy: dict[str, Any], key: Path, text: str) -> str:
         return str(output)
 
 
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
 def test_ssh_direct_and_proxy_reach_the_pod(http: httpx.Client, key: tuple[Path, str]) -> None:
     private, public = key
     pod = create_pod(
@@ -77,24 +85,14 @@ def test_ssh_direct_and_proxy_reach_the_pod(http: httpx.Client, key: tuple[Path,
     assert _ssh(proxy["command"], private, remote="true") is None  # the proxy refuses exec
     assert http.delete(f"/v2/pods/{pod['id']}").status_code == 204
 
-    def closed() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", direct["port"]), timeout=1).close()
-        except OSError:
-            return True
-        return False
-
-    wait_for(closed, what="ssh port closed after terminate")
+    wait_for(lambda: not _listening(direct["port"]), what="ssh port closed after terminate")
 
 
-@pytest.mark.xfail(
-    reason="pty sessions fail under the emulator's uvloop (ssh.py's preexec_fn); see S's fix",
-    strict=False,
-)
 def test_ssh_proxy_shell_reaches_the_pod(http: httpx.Client, key: tuple[Path, str]) -> None:
     private, public = key
     pod = create_pod(http, args="sleep 120", startSsh=True, env={"PUBLIC_KEY": public})
     proxy = wait_status(http, pod["id"], "RUNNING")["ssh"]["proxy"]
+    wait_for(lambda: _listening(proxy["port"]), what="proxy endpoint listening")
     try:
         shell = asyncio.run(_proxy_shell(proxy, private, "echo via-proxy-$RUNPOD_POD_ID\nexit\n"))
         assert f"via-proxy-{pod['id']}" in shell
