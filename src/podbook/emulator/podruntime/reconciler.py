@@ -39,7 +39,11 @@ from podbook.emulator.podlogs import log_book
 from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
 from podbook.emulator.podruntime.ledger import Ledger
 from podbook.emulator.podruntime.mainproc import MainProcess
-from podbook.emulator.podruntime.services import start_services, stop_services
+from podbook.emulator.podruntime.services import (
+    kill_service_orphans,
+    start_services,
+    stop_services,
+)
 from podbook.emulator.podruntime.tree import (
     build_sandbox,
     remove_pod_tree,
@@ -87,6 +91,7 @@ class LocalRuntime:
     def start(self) -> None:
         """Kill an earlier run's leftovers, then reconcile every :data:`TICK` seconds."""
         killed = self.ledger.kill_leftovers()
+        killed += kill_service_orphans([r["id"] for _, r in self.emulator.store.pods.every()])
         if killed:
             log.info("killed %d leftover pod process(es) of an earlier run", killed)
         self.emulator.views.live = self.measure

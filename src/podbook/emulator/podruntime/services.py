@@ -24,12 +24,19 @@ Record = dict[str, Any]
 Say = Callable[[list[str]], None]
 
 
-def _server_class(module: str, name: str) -> Any:
-    """``PodSshServer`` / ``PodJupyterServer`` if that module is there, else None."""
+def _from_module(module: str, name: str) -> Any:
+    """``name`` from the podruntime module ``module`` (ssh, jupyter) if it is there, else None."""
     try:
         return getattr(importlib.import_module(f"podbook.emulator.podruntime.{module}"), name)
     except (ImportError, AttributeError):
         return None
+
+
+def kill_service_orphans(pod_ids: list[str]) -> int:
+    """Kill what SSH sessions of these pods left when an earlier emulator was killed with
+    ``kill -9`` (``ssh.kill_orphans``); how many. Jupyter's server dies with the emulator."""
+    module = _from_module("ssh", "kill_orphans")
+    return int(module(pod_ids)) if module is not None else 0
 
 
 async def start_services(
@@ -44,7 +51,7 @@ async def start_services(
     host = record["publicIp"] if str(record["publicIp"]).startswith("127.") else "127.0.0.1"
     if env.get("PUBLIC_KEY"):
         keys = [line for line in env["PUBLIC_KEY"].splitlines() if line.strip()]
-        server = _server_class("ssh", "PodSshServer")
+        server = _from_module("ssh", "PodSshServer")
         endpoints = []
         if "22/tcp" in port_map and "22/tcp" in (record.get("ports") or []):
             endpoints.append(("direct", port_map["22/tcp"], None))
@@ -70,7 +77,7 @@ async def start_services(
                 say([f"SSH ({mode}) failed to start: {type(exc).__name__}: {exc}"])
     password = env.get("JUPYTER_PASSWORD")
     if password and "8888/http" in port_map:
-        server = _server_class("jupyter", "PodJupyterServer")
+        server = _from_module("jupyter", "PodJupyterServer")
         if server is None:
             say(["Jupyter is not available in this emulator build (no podruntime.jupyter)"])
         else:
