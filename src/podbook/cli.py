@@ -29,6 +29,21 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+SIMULATED_SECONDS = 2.0
+"""Default PROVISIONING and STARTING times of a simulated pod (``--runtime none``)."""
+LOCAL_PROVISION_SECONDS = 0.2
+LOCAL_START_SECONDS = 0.3
+"""Defaults with ``--runtime local``: the pod really starts, so it waits only a moment in
+each status (a new pod takes SSH in well under a second)."""
+
+
+def _timing(given: float | None, runtime: str, local_default: float) -> float:
+    """A lifecycle time: the one given, else the runtime's default."""
+    if given is not None:
+        return given
+    return local_default if runtime == "local" else SIMULATED_SECONDS
+
+
 def _time_scale(text: str) -> float:
     try:
         value = float(text)
@@ -83,16 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument(
         "--provision-seconds",
         type=positive_seconds,
-        default=2.0,
+        default=None,
         metavar="S",
-        help="how long a new pod stays PROVISIONING (default 2)",
+        help="how long a new pod stays PROVISIONING (default 2; 0.2 with --runtime local)",
     )
     emu.add_argument(
         "--start-seconds",
         type=positive_seconds,
-        default=2.0,
+        default=None,
         metavar="S",
-        help="how long a pod stays STARTING after provisioning or a start (default 2)",
+        help="how long a pod stays STARTING after provisioning or a start "
+        "(default 2; 0.3 with --runtime local)",
     )
     emu.add_argument(
         "--log-interval-seconds",
@@ -270,8 +286,8 @@ def run_emulator(args: argparse.Namespace) -> int:
         db_path=(args.db or home / "emulator.db").expanduser(),
         api_key=api_key,
         accounts=accounts,
-        provision_seconds=args.provision_seconds,
-        start_seconds=args.start_seconds,
+        provision_seconds=_timing(args.provision_seconds, args.runtime, LOCAL_PROVISION_SECONDS),
+        start_seconds=_timing(args.start_seconds, args.runtime, LOCAL_START_SECONDS),
         log_interval_seconds=args.log_interval_seconds,
         quotas={**DEFAULT_QUOTAS, **quotas},
         broker=broker,
