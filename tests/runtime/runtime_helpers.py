@@ -11,40 +11,30 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pod_helpers
+from pod_helpers import GPU, create, gpu_pod
 from processes import wait_for
 
-__all__ = ["wait_for"]
+__all__ = ["GPU", "wait_for"]
 
 LOCAL = ("--runtime", "local")
-GPU = "NVIDIA GeForce RTX 4090"
 
 
 def pod_body(**fields: Any) -> dict[str, Any]:
     """A minimal valid GPU pod create body (``fields`` override or add)."""
-    return {"name": "rt-pod", "image": "runpod/base:latest", "gpu": {"id": GPU}, **fields}
+    return {**gpu_pod(name="rt-pod", image="runpod/base:latest"), **fields}
 
 
 def create_pod(http: httpx.Client, **fields: Any) -> dict[str, Any]:
     """Create a pod (asserting 201) and return its JSON."""
-    response = http.post("/v2/pods", json=pod_body(**fields))
-    assert response.status_code == 201, response.text
-    return response.json()
+    return create(http, pod_body(**fields))
 
 
 def wait_status(
     http: httpx.Client, pod_id: str, status: str, timeout: float = 15.0
 ) -> dict[str, Any]:
     """Poll ``GET /v2/pods/{id}`` until it reports ``status``; return that pod."""
-    deadline = time.monotonic() + timeout
-    seen: list[str] = []
-    while time.monotonic() < deadline:
-        pod = http.get(f"/v2/pods/{pod_id}").json()
-        if not seen or seen[-1] != pod.get("status"):
-            seen.append(pod.get("status"))
-        if pod.get("status") == status:
-            return pod
-        time.sleep(0.05)
-    raise AssertionError(f"pod {pod_id} never reached {status}; saw {seen}")
+    return pod_helpers.wait_status(http, pod_id, status, timeout=timeout, every=0.05)
 
 
 def ledger(emu: Any) -> dict[str, dict[str, Any]]:
