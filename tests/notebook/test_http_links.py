@@ -12,7 +12,7 @@ def test_the_service_proxy_link_without_a_loopback_mapping() -> None:
     remote = {
         "id": "abc",
         "ports": ["8888/http"],
-        "runtime": {"ports": [{"private": 8888, "public": 8888, "ip": "100.65.0.2"}]},
+        "runtime": {"ports": [{"private": 8888, "public": 8888, "ip": "0.0.0.0"}]},
     }
     assert http_links(remote) == {"8888/http": "https://abc-8888.proxy.runpod.net"}
 

@@ -236,8 +236,8 @@ def test_direct_local_forward_to_loopback(
 def test_direct_forward_beyond_loopback_and_remote_forward_refused(
     direct: Endpoint, keys: dict[str, Path], pong: int
 ) -> None:
-    # The server refuses without connecting anywhere (192.0.2.1 is a documentation address).
-    err = refused_forwards(direct, keys["good"], "192.0.2.1:80", pong)
+    # The server refuses without connecting anywhere (0.0.0.0 is not a loopback address).
+    err = refused_forwards(direct, keys["good"], "0.0.0.0:80", pong)
     assert "loopback" in err
 
 
