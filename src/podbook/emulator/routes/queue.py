@@ -214,10 +214,13 @@ async def requests(req: QueueRequest) -> Response:
     """``GET /requests``: the endpoint's recent jobs, newest first (at most
     ``REQUESTS_MAX_ITEMS``; an emulator-defined shape, see ``api.queue.RequestRecord``)."""
     now = now_ms()
+    # Ties (two jobs in the same millisecond) go by submission order: the dict keeps it.
     newest = heapq.nlargest(
-        REQUESTS_MAX_ITEMS, req.queue.jobs.values(), key=lambda job: job.submitted_at
+        REQUESTS_MAX_ITEMS,
+        enumerate(req.queue.jobs.values()),
+        key=lambda pair: (pair[1].submitted_at, pair[0]),
     )
-    return json_response({"requests": [job.request_record(now) for job in newest]})
+    return json_response({"requests": [job.request_record(now) for _, job in newest]})
 
 
 def routes() -> list[BaseRoute]:
