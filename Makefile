@@ -61,7 +61,8 @@ setup-browser: $(CHROMIUM)
 $(CHROMIUM):
 	scripts/ensure_chromium.sh
 
-# The OpenSSH client (ssh, scp, sftp, ssh-keygen) for the pod SSH tests.
+# The OpenSSH client (ssh, scp, sftp, ssh-keygen): the quickstart SSHes into its pod, and the
+# pod SSH tests.
 setup-ssh:
 	scripts/ensure_openssh.sh
 
@@ -79,7 +80,7 @@ endif
 
 # ---------------------------------------------------------------- main job
 
-quickstart: setup-python
+quickstart: setup-python setup-ssh
 	$(BIN)/python scripts/run_quickstart.py
 
 # ---------------------------------------------------------------- tests

@@ -140,7 +140,12 @@ class Emulator:
 @contextmanager
 def emulator(workdir: Path, extra: list[str] | None = None) -> Iterator[Emulator]:
     """A real emulator process on a free loopback port with a temporary database; ``extra``
-    are further command-line arguments (``--queue-rate-limit``, ...)."""
+    are further command-line arguments (``--queue-rate-limit``, ...). Pods are simulated
+    (``--runtime none``: the API's cost, not spawned processes) unless ``extra`` names a
+    runtime."""
+    extra = list(extra or [])
+    if "--runtime" not in extra:
+        extra += ["--runtime", "none"]
     api_key = "pbk_bench_" + secrets.token_hex(16)
     out_path, log_path = workdir / "emulator.out", workdir / "emulator.log"
     command = [

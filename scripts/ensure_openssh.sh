@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install Debian's OpenSSH client for the pod SSH tests when it is missing.
-# tests/runtime/test_ssh_server.py and test_pod_ssh.py connect with ssh, scp, sftp and
+# Install Debian's OpenSSH client when it is missing: the quickstart SSHes into its pod,
+# and tests/runtime/test_ssh_server.py and test_pod_ssh.py connect with ssh, scp, sftp and
 # ssh-keygen, as a user of a pod's SSH commands does.
 set -euo pipefail
 
@@ -17,7 +17,7 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
   sudo="sudo"
 fi
-echo "installing Debian's openssh-client (needed by the pod SSH tests)"
+echo "installing Debian's openssh-client (the quickstart and the pod SSH tests use it)"
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client
 

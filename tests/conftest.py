@@ -1,7 +1,9 @@
 """Shared fixtures: a real emulator process on loopback, and a client pointed at it.
 
 ``emulator`` (session): ``python -m podbook emulator`` on a free port with a temporary
-database and home, fast lifecycle (provision and start 0.2 s each), and three keys:
+database and home, fast lifecycle (provision and start 0.2 s each), simulated pods
+(``--runtime none`` unless ``extra_args`` names a runtime: hundreds of tests create pods and
+never delete them, past the local runtime's cap; tests/runtime runs them for real), and three keys:
 ``api_key`` (account A, full), ``readonly_key`` (account A, read-only) and ``other_key``
 (account B, full). ``emulator.restart()`` stops it and starts it again on the same port and
 database. ``start_emulator(...)`` starts further, independent instances (e.g. a tiny quota).
@@ -99,6 +101,7 @@ class EmulatorProcess:
             "--config",
             str(self.config),
             *self.timings,
+            *(() if "--runtime" in self.extra_args else ("--runtime", "none")),
             *self.extra_args,
         ]
 

@@ -110,8 +110,9 @@ class Run:
 
 @pytest.fixture(scope="module")
 def secret_emulator(start_emulator: Any) -> Any:
-    """A fresh emulator (its own log) with accounts A (full + read-only) and B."""
-    return start_emulator()
+    """A fresh emulator (its own log) with accounts A (full + read-only) and B, whose pods
+    really run (their Jupyter gets the generated password)."""
+    return start_emulator(extra_args=("--runtime", "local"))
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """Every notebook in ``notebooks/`` runs headless against an emulator, cleanly and secret-free.
 
-Each notebook is executed with nbclient in a real kernel pointed at the test emulator through
-``PODBOOK_URL`` and ``RUNPOD_API_KEY``. While it runs, a watcher reads the account's pods over
+Each notebook is executed with nbclient in a real kernel pointed at an emulator whose pods
+really run (``--runtime local``, as the embedded one) through ``PODBOOK_URL`` and
+``RUNPOD_API_KEY``. While it runs, a watcher reads the account's pods over
 HTTP and remembers every secret-looking env value (a generated ``JUPYTER_PASSWORD``, say);
 afterwards none of them, nor the API key, may appear anywhere in the saved notebook: outputs,
 widget state or metadata.
@@ -112,11 +113,18 @@ def error_outputs(nb: nbformat.NotebookNode) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+def notebook_emulator(start_emulator: Any) -> Any:
+    """An emulator whose pods run for real, as the embedded one's (SSH, logs, volumes)."""
+    return start_emulator(extra_args=("--runtime", "local"))
+
+
+@pytest.fixture(scope="module")
 def executed(
-    request: pytest.FixtureRequest, emulator: Any, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, notebook_emulator: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     """Run the notebook at ``request.param`` once; yield (saved text, nb, watcher, before, after)."""
     path: Path = request.param
+    emulator = notebook_emulator
     tmp_path = tmp_path_factory.mktemp(path.stem)
     nb = nbformat.read(path, as_version=4)
     with PodWatcher(emulator.url, emulator.api_key) as watcher:
@@ -148,8 +156,9 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
 
 
 @pytest.mark.parametrize("executed", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS], indirect=True)
-def test_notebook_runs_without_errors_or_secrets(executed: Any, emulator: Any) -> None:
+def test_notebook_runs_without_errors_or_secrets(executed: Any, notebook_emulator: Any) -> None:
     text, nb, watcher, before, after = executed
+    emulator = notebook_emulator
     assert error_outputs(nb) == []
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code_cells), "some code cells did not run"
@@ -184,6 +193,28 @@ def test_notebook_panels_are_saved_as_widgets(executed: Any) -> None:
         assert plain and "Panel(" not in plain and "Widget(" not in plain, plain[:80]
     state = json.dumps(nb.metadata.get("widgets", {}))
     assert "podbook" in state or "anywidget" in state, "widget state missing from the metadata"
+
+
+def cell_text(nb: nbformat.NotebookNode, marker: str) -> str:
+    """The text output of the code cell whose source holds ``marker``."""
+    cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+    parts = []
+    for out in cell.get("outputs", []):
+        parts.append(out.get("text", "") or out.get("data", {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("executed", [NOTEBOOKS[0].parent / "quickstart.ipynb"], indirect=True)
+def test_quickstart_pods_really_run(executed: Any) -> None:
+    """SSH from a cell lands in the pod, the log is the pod's command, the volume is shared."""
+    _, nb, watcher, *_ = executed
+    over_ssh = cell_text(nb, "!{direct.command}").split()
+    assert over_ssh and over_ssh[0] in watcher.pod_ids, over_ssh  # printenv RUNPOD_POD_ID
+    assert "Linux" in over_ssh and "Permission denied" not in over_ssh
+    log = cell_text(nb, "%pod logs {pod.id}")
+    assert log.count("[container] hello from the main process") == 2  # created, then started
+    assert "[system]" not in log
+    assert cell_text(nb, "reader = %pod create").strip().splitlines()[-1].startswith("read: ")
 
 
 def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_seconds,
         default=None,
         metavar="S",
-        help="how long a new pod stays PROVISIONING (default 2; 0.2 with --runtime local)",
+        help="how long a new pod stays PROVISIONING (default 0.2; 2 with --runtime none)",
     )
     emu.add_argument(
         "--start-seconds",
@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="how long a pod stays STARTING after provisioning or a start "
-        "(default 2; 0.3 with --runtime local)",
+        "(default 0.3; 2 with --runtime none)",
     )
     emu.add_argument(
         "--log-interval-seconds",
@@ -120,16 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument(
         "--runtime",
         choices=("none", "local"),
-        default="none",
-        help="none: pods are simulated (default); local: pods run for real on this machine "
-        "(their args, SSH, Jupyter, ports on loopback; see docs/local-runtime.md)",
+        default="local",
+        help="local: pods run for real on this machine (default; their args, SSH, Jupyter, "
+        "ports on loopback; see docs/local-runtime.md); none: pods are simulated records",
     )
     emu.add_argument(
         "--max-running-pods",
         type=int,
         default=16,
         metavar="N",
-        help="with --runtime local: at most N pods run at once (default 16)",
+        help="at most N pods run at once (default 16; not with --runtime none)",
     )
     emu.add_argument(
         "--rate-limit",

@@ -116,9 +116,9 @@ class _Pong(socketserver.BaseRequestHandler):
 
 
 @contextmanager
-def pong_server() -> Iterator[int]:
-    """A tiny loopback TCP server answering ``pong:`` + what it got; yields its port."""
-    server = socketserver.ThreadingTCPServer((HOST, 0), _Pong)
+def pong_server(host: str = HOST) -> Iterator[int]:
+    """A tiny TCP server on ``host`` answering ``pong:`` + what it got; yields its port."""
+    server = socketserver.ThreadingTCPServer((host, 0), _Pong)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -172,10 +172,12 @@ def finish(proc: subprocess.Popen[str]) -> str:
     return err
 
 
-def forwarded(endpoint: Endpoint, key: Path, target_port: int) -> bytes:
-    """``ssh -L`` to ``127.0.0.1:target_port``: what a ``ping`` through it gets back."""
+def forwarded(
+    endpoint: Endpoint, key: Path, target_port: int, target_host: str = "127.0.0.1"
+) -> bytes:
+    """``ssh -L`` to ``target_host:target_port``: what a ``ping`` through it gets back."""
     lport = free_port()
-    client = forward(endpoint, key, "-L", f"{lport}:127.0.0.1:{target_port}")
+    client = forward(endpoint, key, "-L", f"{lport}:{target_host}:{target_port}")
     try:
         wait_for(lambda: listening(lport) or client.poll() is not None, timeout=15)
         assert client.poll() is None, finish(client)

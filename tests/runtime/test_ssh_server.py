@@ -231,6 +231,15 @@ def test_direct_local_forward_to_loopback(
     direct: Endpoint, keys: dict[str, Path], pong: int
 ) -> None:
     assert forwarded(direct, keys["good"], pong) == b"pong:ping"
+    assert forwarded(direct, keys["good"], pong, "localhost") == b"pong:ping"
+
+
+def test_direct_local_forward_reaches_another_loopback_address(
+    direct: Endpoint, keys: dict[str, Path]
+) -> None:
+    # A cluster member listens at its own address (127.0.0.2, ...): a forward reaches it there.
+    with pong_server("127.0.0.2") as port:
+        assert forwarded(direct, keys["good"], port, "127.0.0.2") == b"pong:ping"
 
 
 def test_direct_forward_beyond_loopback_and_remote_forward_refused(

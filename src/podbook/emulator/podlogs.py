@@ -112,10 +112,12 @@ def phase_events(
 def _startup_lines(record: Record, started: float, ready: float, *, services: bool) -> list[Event]:
     env = (record.get("env") or {}) if services else {}
     args = record.get("args") or ""
+    # With real services (the local runtime) the container log is the process's own output,
+    # so the emulator's "started" line is a system line.
     lines: list[Event] = [
         (
             started,
-            "container",
+            "container" if services else "system",
             f"container started: {record['image']}" + (f" {args}" if args else ""),
         ),
     ]
@@ -231,7 +233,13 @@ class PodLogBook:
     def note_action(self, record: Record, action: str, now: float) -> None:
         """Before ``action`` changes the pod: its lines so far, then the action's own."""
         self.materialize(record, now)
-        events = [(now, source, line) for source, line in ACTION_LINES.get(action, [])]
+        # A real main process (the local runtime) writes its own container lines, if any.
+        invented = self._settings.runtime != "local"
+        events = [
+            (now, source, line)
+            for source, line in ACTION_LINES.get(action, [])
+            if invented or source == "system"
+        ]
         self._append(record["id"], events, now)
 
     def append_lines(self, record: Record, lines: list[tuple[str, str]], now: float) -> None:

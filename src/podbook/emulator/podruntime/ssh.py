@@ -370,7 +370,8 @@ class _Session(asyncssh.SSHServer):
                 "podbook: a local pod forwards only to loopback addresses (127.0.0.0/8)",
             )
         assert self._conn is not None
-        return self._conn.forward_connection("127.0.0.1", dest_port)
+        target = "127.0.0.1" if dest_host.lower() == "localhost" else dest_host
+        return self._conn.forward_connection(target, dest_port)
 
 
 class PodSshServer:
