@@ -78,6 +78,26 @@ def jupyter_lab(
         lab.stop()
 
 
+@pytest.fixture(scope="session")
+def local_emulator(start_emulator: Any) -> Any:
+    """An emulator whose pods run for real (``--runtime local``, as the embedded one's)."""
+    return start_emulator(extra_args=("--runtime", "local"))
+
+
+@pytest.fixture(scope="session")
+def local_lab(tmp_path_factory: pytest.TempPathFactory, local_emulator: Any) -> Iterator[LabServer]:
+    """A JupyterLab whose kernels use the ``--runtime local`` emulator (SSH that connects)."""
+    lab = LabServer(
+        base=tmp_path_factory.mktemp("lab-local"),
+        kernel_env={"PODBOOK_URL": local_emulator.url, "RUNPOD_API_KEY": local_emulator.api_key},
+    )
+    lab.start()
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
 @pytest.fixture
 def artifacts_dir() -> Path:
     """Where screenshots are saved (``artifacts/browser``)."""

@@ -82,26 +82,6 @@ def test_the_pod_jupyter_link_asks_for_the_password(
     log_in_at_the_link(page, url, password, artifacts_dir, "pod_jupyter_standalone.png")
 
 
-@pytest.fixture(scope="module")
-def local_emulator(start_emulator: Any) -> Any:
-    """An emulator whose pods run for real (``--runtime local``)."""
-    return start_emulator(extra_args=("--runtime", "local"))
-
-
-@pytest.fixture(scope="module")
-def local_lab(tmp_path_factory: pytest.TempPathFactory, local_emulator: Any) -> Iterator[LabServer]:
-    """A JupyterLab whose kernels use the ``--runtime local`` emulator."""
-    lab = LabServer(
-        base=tmp_path_factory.mktemp("lab-local"),
-        kernel_env={"PODBOOK_URL": local_emulator.url, "RUNPOD_API_KEY": local_emulator.api_key},
-    )
-    lab.start()
-    try:
-        yield lab
-    finally:
-        lab.stop()
-
-
 def _wait_answering(url: str, timeout: float = 60.0) -> None:
     """The pod is RUNNING before its Jupyter server answers (as on the service)."""
     deadline = time.monotonic() + timeout

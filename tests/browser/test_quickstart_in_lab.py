@@ -1,4 +1,5 @@
-"""The quickstart, as a user meets it: opened in JupyterLab and run top to bottom."""
+"""The quickstart, as a user meets it: opened in JupyterLab and run top to bottom, its kernel
+on an emulator whose pods really run (the quickstart SSHes into one), as the embedded one."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ ALL_CELLS_DONE_JS = """() => {
 
 
 def test_quickstart_runs_in_jupyterlab_with_live_panels(
-    page: Any, jupyter_lab: LabServer, artifacts_dir: Path, console_messages: list[str]
+    page: Any, local_lab: LabServer, artifacts_dir: Path, console_messages: list[str]
 ) -> None:
-    shutil.copy(QUICKSTART, jupyter_lab.root_dir / QUICKSTART.name)
-    open_and_run_all(page, jupyter_lab, QUICKSTART.name)
+    shutil.copy(QUICKSTART, local_lab.root_dir / QUICKSTART.name)
+    open_and_run_all(page, local_lab, QUICKSTART.name)
     try:
         page.wait_for_function(ALL_CELLS_DONE_JS, timeout=240_000, polling=250)
         errors = page.locator(
@@ -38,6 +39,10 @@ def test_quickstart_runs_in_jupyterlab_with_live_panels(
             timeout=30_000
         )
         expect(page.locator('.podbook-cluster[data-type="RAY"]').first).to_be_attached()
+        # The pods really ran: the second pod read the file the first wrote to the volume.
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="read: ").first).to_be_attached()
+        expect(outputs.filter(has_text="hello from the main process").first).to_be_attached()
     except AssertionError:
         print("\n".join(console_messages[-30:]))
         raise
