@@ -7,6 +7,8 @@ never delete them, past the local runtime's cap; tests/runtime runs them for rea
 ``api_key`` (account A, full), ``readonly_key`` (account A, read-only) and ``other_key``
 (account B, full). ``emulator.restart()`` stops it and starts it again on the same port and
 database. ``start_emulator(...)`` starts further, independent instances (e.g. a tiny quota).
+``emu`` is the emulator of a test (the shared one unless a folder or module overrides it) and
+``http`` account A's raw client of it: the one definition of both for every test folder.
 """
 
 from __future__ import annotations
@@ -171,6 +173,20 @@ def start_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]
 def emulator(start_emulator: object) -> EmulatorProcess:
     """A real emulator process shared by the session (fast lifecycle, accounts A and B)."""
     return start_emulator()  # type: ignore[operator]
+
+
+@pytest.fixture
+def emu(emulator: EmulatorProcess) -> EmulatorProcess:
+    """The emulator of a test: the shared one, unless its folder or module overrides ``emu``
+    (a module-scoped ``emu = start_emulator(...)`` with the flags it needs)."""
+    return emulator
+
+
+@pytest.fixture
+def http(emu: EmulatorProcess) -> Iterator[httpx.Client]:
+    """Account A's raw httpx client of ``emu``."""
+    with emu.http() as raw:
+        yield raw
 
 
 @pytest.fixture

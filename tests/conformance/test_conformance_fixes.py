@@ -16,12 +16,6 @@ import pytest
 from reference_docs import REST_REFERENCE as REFERENCE
 
 
-@pytest.fixture
-def http(emulator: Any) -> httpx.Client:
-    with emulator.http() as client:
-        yield client
-
-
 @pytest.fixture(scope="module")
 def reference() -> dict[str, Any]:
     return json.loads(REFERENCE.read_text(encoding="utf-8"))

@@ -1,5 +1,6 @@
-"""Fixtures of the queue tests here: a raw client of the module's emulator (``emu``, which
-each module defines), a fresh endpoint and a raw worker of it (:class:`RawWorker`)."""
+"""Fixtures of the queue tests here: a fresh endpoint of the test's emulator (``emu``, the
+shared one unless the module overrides it; ``http`` comes from tests/conftest.py) and a raw
+worker of it (:class:`RawWorker`)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,6 @@ from typing import Any
 import httpx
 import pytest
 from test_queue_helpers import RawWorker, create_endpoint, worker_key
-
-
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """Account A's client."""
-    with emu.http() as client:
-        yield client
 
 
 @pytest.fixture

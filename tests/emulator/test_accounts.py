@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from emu_helpers import create, gpu_pod, problem
-
-
-@pytest.fixture
-def http(emulator):
-    with emulator.http() as client:
-        yield client
 
 
 def test_other_accounts_pod_is_404_and_unlisted(http, emulator):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from emu_helpers import GPU, problem
 
 from podbook.api.catalog import (
@@ -14,12 +13,6 @@ from podbook.api.catalog import (
     ListGpuTypesResponse,
     ListTemplatesResponse,
 )
-
-
-@pytest.fixture
-def http(emulator):
-    with emulator.http() as client:
-        yield client
 
 
 def test_gpus_and_availability(http):

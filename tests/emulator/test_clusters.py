@@ -11,12 +11,6 @@ from podbook.api.clusters import Cluster
 from podbook.api.pods import Pod
 
 
-@pytest.fixture
-def http(emulator):
-    with emulator.http() as client:
-        yield client
-
-
 def make_cluster(http, kind, count=3, **fields):
     body = {
         "name": f"{kind.lower()}-cluster",

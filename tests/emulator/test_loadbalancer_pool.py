@@ -31,13 +31,6 @@ def emu(start_emulator: Any) -> Any:
 
 
 @pytest.fixture
-def http(emu: Any) -> Any:
-    """Account A's REST client."""
-    with emu.http() as client:
-        yield client
-
-
-@pytest.fixture
 def lb(http: Any) -> str:
     """A fresh load-balancing endpoint."""
     return create_lb_endpoint(http)

@@ -10,12 +10,6 @@ from emu_helpers import create, gpu_pod, problem, wait_status
 from podbook.api.pods import Pod
 
 
-@pytest.fixture
-def http(emulator):
-    with emulator.http() as client:
-        yield client
-
-
 def test_create_answers_201_provisioning_as_the_seed_shows(http):
     pod = create(http, gpu_pod(ports=["8888/http", "22/tcp"], env={"MODEL": "llama"}))
     Pod.model_validate(pod)

@@ -16,15 +16,9 @@ SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIlogsTestKeyMaterial me@host"
 
 
 @pytest.fixture(scope="module")
-def logemu(start_emulator: Any) -> Any:
+def emu(start_emulator: Any) -> Any:
     """An emulator whose RUNNING pods write a periodic line every 0.2 s."""
     return start_emulator(extra_args=("--log-interval-seconds", "0.2"))
-
-
-@pytest.fixture
-def http(logemu: Any) -> Any:
-    with logemu.http() as client:
-        yield client
 
 
 def read_events(
@@ -89,7 +83,7 @@ def test_headers_and_event_shape(http: httpx.Client) -> None:
 
 
 def test_start_up_services_and_periodic_lines_never_show_secrets(
-    http: httpx.Client, logemu: Any
+    http: httpx.Client, emu: Any
 ) -> None:
     assert http.put("/v2/account/ssh-keys", json={"keys": [SSH_KEY]}).status_code == 200
     try:
@@ -190,10 +184,10 @@ def test_bad_queries_are_400_problems(
     assert response.json()["errors"][0].startswith(f"{name}:")
 
 
-def test_unknown_and_foreign_pods_are_404(http: httpx.Client, logemu: Any) -> None:
+def test_unknown_and_foreign_pods_are_404(http: httpx.Client, emu: Any) -> None:
     assert http.get("/v2/pods/nope/logs").status_code == 404
     pod = create(http, gpu_pod())
-    with logemu.http(logemu.other_key) as other:
+    with emu.http(emu.other_key) as other:
         assert other.get(f"/v2/pods/{pod['id']}/logs").status_code == 404
 
 

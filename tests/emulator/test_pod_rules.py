@@ -8,12 +8,6 @@ from emu_helpers import GPU, create, gpu_pod, problem, wait_status
 CPU = {"id": "cpu3c", "vcpuCount": 2}
 
 
-@pytest.fixture
-def http(emulator):
-    with emulator.http() as client:
-        yield client
-
-
 def cpu_pod(**fields):
     return {"name": "cpu-pod", "image": "ubuntu:24.04", "cpu": dict(CPU), **fields}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,13 +14,6 @@ from test_queue_helpers import RawWorker, create_endpoint, queue_emulator, run, 
 def emu(start_emulator: Any) -> Any:
     """One emulator for this module."""
     return queue_emulator(start_emulator)
-
-
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """Account A's client."""
-    with emu.http() as client:
-        yield client
 
 
 def test_create_uses_the_name_as_id_when_free(http: httpx.Client) -> None:

@@ -46,13 +46,6 @@ def emu(start_emulator: Any) -> Any:
     return queue_emulator(start_emulator)
 
 
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """Account A's raw client."""
-    with emu.http() as client:
-        yield client
-
-
 def _emulator_command(home: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "podbook", "emulator", "--port", "0", "--home", str(home), *args]
 

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from emu_helpers import GPU, create, problem
 
 BASE = {"name": "from-template", "templateId": "tpl-own", "gpu": {"id": GPU}}
-
-
-@pytest.fixture
-def http(emulator):
-    with emulator.http() as client:
-        yield client
 
 
 def test_template_resolves_into_the_pod(http):

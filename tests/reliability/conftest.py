@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from faults_helpers import FAST_BROKER, QUEUE_TIME_SCALE
 
@@ -14,10 +12,3 @@ from faults_helpers import FAST_BROKER, QUEUE_TIME_SCALE
 def emu(start_emulator: Any) -> Any:
     """An emulator whose queue durations (webhook pause included) run ten times faster."""
     return start_emulator(extra_args=(*FAST_BROKER, "--queue-time-scale", str(QUEUE_TIME_SCALE)))
-
-
-@pytest.fixture
-def http(emu: Any) -> Iterator[httpx.Client]:
-    """A raw client of account A."""
-    with emu.http() as client:
-        yield client
