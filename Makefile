@@ -7,6 +7,7 @@
 #   make conformance  schemathesis against the emulator (scripts/conformance.py)
 #   make test-live    opt-in check of the real service with RUNPOD_API_KEY (never in make test)
 #   make operations-table  write docs/operations.md (scripts/operations_table.py)
+#   make docs         build the documentation site into site/ (mkdocs build --strict)
 #   make clean        remove test outputs and caches (distclean also removes .venv, node_modules)
 #
 # Set-up is stamped: a second run only redoes a step whose inputs changed.
@@ -20,6 +21,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CHROMIUM := /usr/lib/chromium/chromium
 PY_STAMP := $(VENV)/.podbook-installed
+DOCS_STAMP := $(VENV)/.podbook-docs-installed
 JS_DIR := js
 JS_STAMP := $(JS_DIR)/node_modules/.podbook-installed
 PYTEST_ARGS ?=
@@ -30,8 +32,8 @@ export SCARF_ANALYTICS := false
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
-.PHONY: help setup setup-python setup-browser setup-js setup-ssh quickstart test test-ruff test-python \
-        test-browser test-js test-live lint format bench conformance operations-table \
+.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh quickstart test test-ruff test-python \
+        test-browser test-js test-live lint format bench conformance operations-table docs \
         refresh-reference clean distclean
 
 help:
@@ -42,6 +44,7 @@ help:
 	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
 	@echo "make test-live    check the real service with RUNPOD_API_KEY (PODBOOK_LIVE_SPEND=1: one CPU pod)"
 	@echo "make operations-table  write docs/operations.md from the reference, client, magics, emulator"
+	@echo "make docs         build the documentation site into site/ (mkdocs build --strict)"
 	@echo "make format       ruff format (rewrites files)"
 	@echo "make clean        remove artifacts and caches;  make distclean also removes .venv"
 
@@ -54,6 +57,14 @@ setup-python: $(PY_STAMP)
 $(PY_STAMP): pyproject.toml
 	scripts/ensure_venv.sh "$(PYTHON)" "$(VENV)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	touch $@
+
+# The docs extra (mkdocs, Material, mkdocstrings) on top of the test set-up; only `make docs`
+# needs it.
+setup-docs: $(DOCS_STAMP)
+
+$(DOCS_STAMP): $(PY_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,docs]"
 	touch $@
 
 setup-browser: $(CHROMIUM)
@@ -160,10 +171,17 @@ refresh-reference:
 	cp "$(SHARED_REFERENCE)"/*.json "$(SHARED_REFERENCE)"/*.md reference/
 	@git status --short reference/ || true
 
+# ---------------------------------------------------------------- documentation
+
+# The site (mkdocs.yml, docs/): --strict fails on a broken link or anchor, a page missing
+# from the docs folder or a docstring the API reference cannot read. Output: site/.
+docs: setup-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 # ---------------------------------------------------------------- cleaning
 
 clean:
-	rm -rf artifacts test-results .pytest_cache .ruff_cache .hypothesis
+	rm -rf artifacts site test-results .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -path ./$(JS_DIR)/node_modules -prune \
 	  -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
 
