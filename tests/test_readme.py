@@ -59,3 +59,25 @@ def test_readme_links_point_at_files_and_headings_that_exist() -> None:
             broken.append(f"{target}: no heading with that anchor")
     assert not broken, broken
 
+
+def test_readme_shows_the_screenshots_the_browser_tests_take() -> None:
+    images = [t for t in readme_links() if t.endswith(".png")]
+    assert "docs/images/pod_panel.png" in images
+    assert "docs/images/job_panel_completed.png" in images
+    written = {p.name for p in (ROOT / "docs" / "images").glob("*.png")}
+    browser_tests = "".join(p.read_text() for p in (ROOT / "tests" / "browser").glob("test_*.py"))
+    for image in images:
+        name = Path(image).name
+        assert name in written and f'docs_images / "{name}"' in browser_tests, name
+
+
+def test_every_docs_image_is_shown_and_taken_by_a_browser_test() -> None:
+    pages = README.read_text(encoding="utf-8") + "".join(
+        p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md")
+    )
+    browser_tests = "".join(p.read_text() for p in (ROOT / "tests" / "browser").glob("test_*.py"))
+    for image in (ROOT / "docs" / "images").glob("*.png"):
+        assert f"images/{image.name})" in pages, f"{image.name} is shown nowhere"
+        assert f'docs_images / "{image.name}"' in browser_tests, (
+            f"no browser test takes {image.name}"
+        )

@@ -18,6 +18,9 @@ from .jupyterlab import LabServer
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "browser"
+# The screenshots the README and the documentation site show, cropped to one panel: the
+# browser tests write them at every run, so they show what the panels really look like.
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 # pytest-base-url (pulled in by pytest-playwright) still defines an instance-method fixture.
@@ -103,6 +106,13 @@ def artifacts_dir() -> Path:
     """Where screenshots are saved (``artifacts/browser``)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def docs_images() -> Path:
+    """Where the screenshots of the README and the docs are saved (``docs/images``)."""
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    return DOCS_IMAGES
 
 
 @pytest.fixture

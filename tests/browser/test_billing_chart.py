@@ -50,6 +50,7 @@ def test_billing_chart_renders_in_lab(
     emulator: Any,
     running_pod: str,
     artifacts_dir: Path,
+    docs_images: Path,
     console_messages: list[str],
 ) -> None:
     write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
@@ -70,6 +71,7 @@ def test_billing_chart_renders_in_lab(
         total = panel.locator('.podbook-billing-table tr[data-key="pods"] [data-field="amount"]')
         before = total.inner_text()
         page.screenshot(path=str(artifacts_dir / "billing_chart.png"))
+        panel.screenshot(path=str(docs_images / "billing_chart.png"))
         time.sleep(1.5)  # the pod keeps running, so a refresh shows more spend
         panel.locator('button[data-action="refresh"]').click()
         expect(total).not_to_have_text(before, timeout=TIMEOUT_MS)

@@ -29,6 +29,7 @@ def test_new_cell_button_fills_pod_create_below(
     jupyter_lab: LabServer,
     emulator: Any,
     artifacts_dir: Path,
+    docs_images: Path,
     console_messages: list[str],
 ) -> None:
     write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
@@ -54,6 +55,7 @@ def test_new_cell_button_fills_pod_create_below(
         )
     )
     page.screenshot(path=str(artifacts_dir / "catalog_finder_1_table.png"))
+    panel.screenshot(path=str(docs_images / "gpu_finder.png"))
 
     # A user's JupyterLab does not expose window.jupyterapp: take the front-end path it takes.
     page.evaluate("() => { window.__lab = window.jupyterapp; delete window.jupyterapp; }")

@@ -48,6 +48,7 @@ def test_chat_streams_into_the_panel_and_stop_works(
     jupyter_lab: LabServer,
     emulator: Any,
     artifacts_dir: Path,
+    docs_images: Path,
     console_messages: list[str],
 ) -> None:
     write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
@@ -80,6 +81,7 @@ def test_chat_streams_into_the_panel_and_stop_works(
         expect(first.locator('button[data-action="stop"]')).to_have_count(0)
         first.scroll_into_view_if_needed()
         page.screenshot(path=str(artifacts_dir / "chat_2_markdown_done.png"))
+        first.screenshot(path=str(docs_images / "chat_panel.png"))
 
         # The long reply streams; Stop ends it and the job is cancelled.
         expect(long_turn).to_have_attribute("data-status", "STREAMING", timeout=TIMEOUT_MS)

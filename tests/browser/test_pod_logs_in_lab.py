@@ -24,6 +24,7 @@ def test_logs_tab_shows_new_lines_as_they_arrive(
     jupyter_lab: LabServer,
     emulator: Any,
     artifacts_dir: Path,
+    docs_images: Path,
     console_messages: list[str],
 ) -> None:
     write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
@@ -58,6 +59,7 @@ def test_logs_tab_shows_new_lines_as_they_arrive(
             expect(logs).to_contain_text("container stopped", timeout=TIMEOUT_MS)
             expect(followed.locator(".podbook-logs")).to_contain_text("container stopped")
             page.screenshot(path=str(artifacts_dir / "pod_logs_tab.png"))
+            followed.screenshot(path=str(docs_images / "pod_logs_tab.png"))
 
             password = http.get(f"/v2/pods/{pod_id}").json()["env"]["JUPYTER_PASSWORD"]
             assert password not in page.content(), "a secret reached the page"

@@ -35,6 +35,7 @@ def test_pod_panel_follows_lifecycle_and_buttons(
     emulator: Any,
     emulator_http: httpx.Client,
     artifacts_dir: Path,
+    docs_images: Path,
     console_messages: list[str],
 ) -> None:
     write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
@@ -50,6 +51,7 @@ def test_pod_panel_follows_lifecycle_and_buttons(
         expect(ssh).to_contain_text("ssh ", timeout=STATUS_TIMEOUT_MS)
         expect(panel.locator("[data-ssh] button.podbook-copy").first).to_be_visible()
         page.screenshot(path=str(artifacts_dir / "pod_panel_1_running.png"))
+        panel.screenshot(path=str(docs_images / "pod_panel.png"))
 
         # The copy button puts the exact command on the clipboard and says so.
         page.context.grant_permissions(["clipboard-read", "clipboard-write"])

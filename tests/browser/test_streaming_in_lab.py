@@ -53,7 +53,11 @@ def printed_by(page: Any, code_sources: list[str], starts_with: str) -> str:
 
 
 def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
-    page: Any, jupyter_lab: LabServer, artifacts_dir: Path, console_messages: list[str]
+    page: Any,
+    jupyter_lab: LabServer,
+    artifacts_dir: Path,
+    docs_images: Path,
+    console_messages: list[str],
 ) -> None:
     name, sources = write_button_variant(jupyter_lab.root_dir)
     open_and_run_all(page, jupyter_lab, name)
@@ -72,6 +76,7 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
         expect(reply.locator("[data-metric=tokensPerSecond]")).to_be_attached()
         reply.scroll_into_view_if_needed()
         page.screenshot(path=str(artifacts_dir / "streaming_1_reply_completed.png"))
+        reply.screenshot(path=str(docs_images / "job_panel_completed.png"))
 
         # The failed job was retried by %job retry and completed.
         expect(attempt).to_have_attribute("data-status", "COMPLETED", timeout=60_000)
@@ -85,6 +90,7 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
         )
         long_job.scroll_into_view_if_needed()
         page.screenshot(path=str(artifacts_dir / "streaming_2_long_job_running.png"))
+        long_job.screenshot(path=str(docs_images / "job_panel_streaming.png"))
         long_job.locator("button[data-action=cancel]").click()
         expect(long_job).to_have_attribute("data-status", "CANCELLED", timeout=30_000)
         expect(long_job.locator("button[data-action=cancel]")).to_have_count(0)
