@@ -2,6 +2,7 @@
 #
 #   make quickstart   install what is needed, run notebooks/quickstart.ipynb headless
 #   make test         install what is needed, run ruff, pytest (incl. browser) and the JS tests
+#   make test-fast    pytest without the browser and slow tests, three workers (the edit loop)
 #   make lint         ruff check + ruff format --check
 #   make bench        run the benchmarks in bench/ (REST, queue, streaming, load); figures
 #   make conformance  schemathesis against the emulator (scripts/conformance.py)
@@ -39,6 +40,7 @@ HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
 	@echo "make test         run every test: ruff, pytest (unit, notebooks, browser), JS tests"
+	@echo "make test-fast    the edit-test loop: pytest without browser and slow tests, in parallel"
 	@echo "make lint         ruff check and ruff format --check"
 	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py, podruntime.py (minutes)"
 	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
@@ -115,6 +117,10 @@ test-ruff: setup-python
 
 test-python: setup-python setup-js setup-ssh
 	$(call pytest_stage,test-python,-m "not browser")
+
+# The edit-test loop: no browser, no slow test (tests/conftest.py SLOW), three workers.
+test-fast: setup-python setup-ssh
+	$(call pytest_stage,test-fast,-m "not browser and not slow" -n 3 --dist loadfile -q)
 
 test-browser: setup-python setup-browser
 	$(call pytest_stage,test-browser,-m browser)

@@ -205,6 +205,31 @@ def client(emulator: EmulatorProcess) -> Iterator[object]:
             close()
 
 
+# ---------------------------------------------------------------- slow tests
+
+SLOW = (
+    "tests/reliability/",  # fault injection, kill -9, load: tens of seconds each
+    "tests/property/",  # hypothesis over every wire model
+    "tests/conformance/test_schemathesis_pass.py",
+    "tests/notebook/test_refresher_outage.py",  # a minute-long outage, on purpose
+    "tests/notebook/test_hostile_args.py",
+    "tests/test_no_secrets.py",  # every notebook in a kernel
+    "tests/test_notebooks.py",
+    "tests/runtime/test_pod_jupyter_emulator.py",  # a JupyterLab per pod
+    "tests/runtime/test_jupyter_server.py",
+)
+"""Test paths marked ``slow``: ``make test`` runs them, ``make test-fast`` does not."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests under :data:`SLOW` as ``slow``."""
+    root = Path(str(config.rootpath))
+    for item in items:
+        path = Path(str(item.path)).relative_to(root).as_posix()
+        if path.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 # ---------------------------------------------------------------- skips
 
 EXPECTED_SKIPS = (

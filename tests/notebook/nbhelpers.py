@@ -131,6 +131,24 @@ def ranked(client: Any, cluster_id: str) -> bool:
     )
 
 
+SETTLE_PANELS = """import time
+from ipywidgets.widgets.widget import _instances
+from podbook.notebook.panels.base import Panel
+
+def _settled(panel):
+    return panel.ended if hasattr(panel, "ended") else panel.final
+
+_until = time.monotonic() + 30
+while time.monotonic() < _until and not all(
+    _settled(w) for w in list(_instances.values()) if isinstance(w, Panel)
+):
+    time.sleep(0.02)
+time.sleep(0.3)  # the last display update follows the final traits, on the same thread"""
+"""A last cell for :func:`run_headless`: waits until every podbook panel has ended (a job or
+chat panel its stream, a pod panel its pod) so that the saved notebook holds their final
+state, instead of a fixed sleep that a loaded machine outruns."""
+
+
 def run_headless(cells: list[str], emulator: Any, tmp_path: Any, monkeypatch: Any) -> Any:
     """Run a notebook of code ``cells`` in a real kernel (nbclient) pointed at ``emulator``
     through its environment only (no key in the notebook); returns the executed notebook."""

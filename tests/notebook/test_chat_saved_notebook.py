@@ -10,14 +10,14 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbhelpers import run_headless
+from nbhelpers import SETTLE_PANELS, run_headless
 
 CELLS = [
     "%load_ext podbook",
     "%%chat chat-demo --max-tokens 30 -o turn\nTell the saved notebook a story",
     "turn.wait(timeout=30).tokens, turn.status",
     "%chat history",
-    "import time\ntime.sleep(0.5)",  # the panel's final update lands before the kernel stops
+    SETTLE_PANELS,  # the panels' final updates land before the kernel stops
 ]
 
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbhelpers import run_headless
+from nbhelpers import SETTLE_PANELS, run_headless
 
 CELLS = [
     "%load_ext podbook",
     '%%runjob stream-demo -o job\n{"prompt": "saved", "max_tokens": 40, "delay_ms": 5}',
     "import time\ntime.sleep(0.5)  # this cell blocks: the stream goes on\njob.output(timeout=30)[-1]",
-    "time.sleep(0.5)",  # the panel's final update lands before the kernel stops
+    SETTLE_PANELS,  # the panels' final updates land before the kernel stops
 ]
 
 
