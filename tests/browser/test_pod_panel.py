@@ -1,4 +1,6 @@
-"""The pod panel in a real JupyterLab: create a pod, watch it run, stop and start it by buttons."""
+"""The pod panel in a real JupyterLab: create a pod, watch it run, stop and start it by buttons
+(on an emulator whose pods really run, as the embedded one: the panel shows loopback
+addresses that connect, and so does the screenshot in docs/images)."""
 
 from __future__ import annotations
 
@@ -23,23 +25,23 @@ STATUS_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture
-def emulator_http(emulator: Any) -> Iterator[httpx.Client]:
+def emulator_http(local_emulator: Any) -> Iterator[httpx.Client]:
     """Plain HTTP to the emulator as the test's account, to check what the panel claims."""
-    with emulator.http() as http:
+    with local_emulator.http() as http:
         yield http
 
 
 def test_pod_panel_follows_lifecycle_and_buttons(
     page: Any,
-    jupyter_lab: LabServer,
-    emulator: Any,
+    local_lab: LabServer,
+    local_emulator: Any,
     emulator_http: httpx.Client,
     artifacts_dir: Path,
     docs_images: Path,
     console_messages: list[str],
 ) -> None:
-    write_notebook(jupyter_lab.root_dir, NOTEBOOK, CELLS)
-    open_and_run_all(page, jupyter_lab, NOTEBOOK)
+    write_notebook(local_lab.root_dir, NOTEBOOK, CELLS)
+    open_and_run_all(page, local_lab, NOTEBOOK)
 
     panel = page.locator(".podbook-pod")
     expect(panel).to_have_count(1, timeout=STATUS_TIMEOUT_MS)
@@ -71,7 +73,7 @@ def test_pod_panel_follows_lifecycle_and_buttons(
         expect(panel).to_have_attribute("data-status", "RUNNING", timeout=STATUS_TIMEOUT_MS)
         assert emulator_http.get(f"/v2/pods/{pod_id}").json()["status"] == "RUNNING"
         page.screenshot(path=str(artifacts_dir / "pod_panel_3_running_again.png"))
-        assert emulator.api_key not in page.content(), "the API key reached the page"
+        assert local_emulator.api_key not in page.content(), "the API key reached the page"
     except AssertionError:
         page.screenshot(path=str(artifacts_dir / "pod_panel_failure.png"))
         print("\n".join(console_messages[-30:]))
