@@ -177,11 +177,18 @@ def emulator(workdir: Path, extra: list[str] | None = None) -> Iterator[Emulator
 
 @contextmanager
 def podbook_worker(
-    emu: Emulator, endpoint_id: str, handler: str | Path, concurrency: int, name: str = "podbook"
+    emu: Emulator,
+    endpoint_id: str,
+    handler: str | Path,
+    concurrency: int,
+    name: str = "podbook",
+    env_extra: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``podbook worker HANDLER --endpoint ID --concurrency N`` with a worker key."""
+    """``podbook worker HANDLER --endpoint ID --concurrency N`` with a worker key (and the
+    variables of ``env_extra``, e.g. ``PODBOOK_WORKER_PUSH=0``)."""
     env = clean_env(emu.workdir / f"home-{name}")
     env["RUNPOD_AI_API_KEY"] = emu.worker_key(endpoint_id)
+    env.update(env_extra or {})
     log = emu.workdir / f"worker-{name}.log"
     command = [
         *PODBOOK_WORKER, str(handler), "--endpoint", endpoint_id,

@@ -68,6 +68,9 @@ class WorkerConfig:
     refresh_worker: bool = False
     aggregate_stream: bool = True
     shutdown_grace: float = 10.0
+    push: bool = True
+    """Try the broker's push socket first (``docs/queue-push.md``); HTTP when refused.
+    ``PODBOOK_WORKER_PUSH=0`` turns it off."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -122,6 +125,8 @@ class WorkerConfig:
             raise ConfigError(f"--url {queue_url!r} is not an http(s) URL")
         env = dict(webhook_templates(queue_url, endpoint_id))
         env["RUNPOD_AI_API_KEY"] = worker_key
+        if os.environ.get("PODBOOK_WORKER_PUSH"):
+            env["PODBOOK_WORKER_PUSH"] = os.environ["PODBOOK_WORKER_PUSH"]
         if worker_id:
             env["RUNPOD_POD_ID"] = worker_id
         return cls.from_env(env, endpoint_id=endpoint_id, **options)
@@ -152,6 +157,8 @@ class WorkerConfig:
         ping = env.get("RUNPOD_WEBHOOK_PING", "").strip()
         if "ping_interval" not in options:
             options["ping_interval"] = _ping_interval(env)
+        if "push" not in options and env.get("PODBOOK_WORKER_PUSH"):
+            options["push"] = env["PODBOOK_WORKER_PUSH"].strip().lower() in _TRUE
         if "refresh_worker" not in options and env.get("RUNPOD_REFRESH_WORKER"):
             options["refresh_worker"] = env["RUNPOD_REFRESH_WORKER"].strip().lower() in _TRUE
         return cls(

@@ -96,6 +96,21 @@ def _retry_after(response: httpx.Response) -> float:
         return DEFAULT_THROTTLE_SECONDS
 
 
+def refusal(status: int, text: str, what: str, retry_after: float = 0.0) -> PodbookError:
+    """The error of a broker answer ``status`` (400 or more) to ``what``."""
+    if status == 429:
+        return Throttled(retry_after)
+    if status in (401, 403):
+        return BrokerRefused(
+            f"{what}: {status} {text}; the worker key is wrong or belongs "
+            "to another endpoint (get one with `podbook worker-env ENDPOINT`)",
+            status,
+        )
+    if status >= 500:
+        return BrokerUnavailable(f"{what}: {status} {text}")
+    return BrokerRefused(f"{what}: {status} {text}", status)
+
+
 class WorkerChannel:
     """HTTP calls of one worker to its broker."""
 
@@ -145,20 +160,9 @@ class WorkerChannel:
 
     def _check(self, response: httpx.Response, what: str) -> None:
         status = response.status_code
-        if status == 429:
-            raise Throttled(_retry_after(response))
-        if status in (401, 403):
-            raise BrokerRefused(
-                f"{what}: {status} {_error_text(response)}; the worker key is wrong or belongs "
-                "to another endpoint (get one with `podbook worker-env ENDPOINT`)",
-                status,
-            )
-        if status == 404:
-            raise BrokerRefused(f"{what}: 404 {_error_text(response)}", status)
-        if status >= 500:
-            raise BrokerUnavailable(f"{what}: {status} {_error_text(response)}")
         if status >= 400:
-            raise BrokerRefused(f"{what}: {status} {_error_text(response)}", status)
+            retry_after = _retry_after(response) if status == 429 else 0.0
+            raise refusal(status, _error_text(response), what, retry_after)
 
     async def _get(self, url: str, what: str, **kwargs: Any) -> httpx.Response:
         try:
@@ -248,23 +252,29 @@ class WorkerChannel:
             await asyncio.sleep(pause)
             attempt += 1
 
+    async def _deliver(
+        self, kind: str, job_id: str, url: str, body: bytes, what: str, *, retries: bool
+    ) -> None:
+        """Deliver a ``done`` (result, progress) or ``stream`` body of ``job_id``: one HTTP
+        post to ``url`` here; the push channel sends it over its socket when it can."""
+        await self._post(url, body, what, retries=retries, job_id=job_id)
+
     async def post_result(self, job_id: str, payload: dict[str, Any], *, is_stream: bool) -> None:
         """Post the job's result (retried on 5xx and dropped connections, never on 4xx)."""
         url = self.config.result_url(job_id, is_stream=is_stream)
-        await self._post(
-            url, encode_body(payload), f"result of {job_id}", retries=True, job_id=job_id
-        )
+        body = encode_body(payload)
+        await self._deliver("done", job_id, url, body, f"result of {job_id}", retries=True)
 
     async def post_progress(self, job_id: str, value: Any) -> None:
         """Post a progress update (``{"status": "IN_PROGRESS", "output": value}``)."""
         url = self.config.result_url(job_id, is_stream=False)
         body = encode_body({"status": "IN_PROGRESS", "output": value})
-        await self._post(url, body, f"progress of {job_id}", retries=False, job_id=job_id)
+        await self._deliver("done", job_id, url, body, f"progress of {job_id}", retries=False)
 
     async def post_chunk(self, job_id: str, body: bytes) -> None:
         """Post one streamed chunk: the JSON text of ``{"output": chunk}`` (+ ``metrics``)."""
         url = self.config.chunk_url(job_id)
-        await self._post(url, body, f"chunk of {job_id}", retries=True, job_id=job_id)
+        await self._deliver("stream", job_id, url, body, f"chunk of {job_id}", retries=True)
 
     async def post_chunks(self, job_id: str, bodies: list[bytes]) -> None:
         """Post chunks in order: several in one ``{"stream": [...]}`` post when the broker
@@ -273,7 +283,9 @@ class WorkerChannel:
             url = self.config.chunk_url(job_id)
             body = b'{"stream":[' + b",".join(bodies) + b"]}"
             try:
-                await self._post(url, body, f"chunks of {job_id}", retries=True, job_id=job_id)
+                await self._deliver(
+                    "stream", job_id, url, body, f"chunks of {job_id}", retries=True
+                )
             except BrokerRefused as exc:
                 if exc.status != 400 or self.stream_batches:
                     raise

@@ -30,6 +30,7 @@ from podbook.worker.config import WorkerConfig
 from podbook.worker.execution import JobRun
 from podbook.worker.handlers import HandlerKind, handler_kind
 from podbook.worker.protocol import BrokerRefused, BrokerUnavailable, Throttled, WorkerChannel
+from podbook.worker.push import worker_channel
 
 __all__ = ["ExitReason", "Runner"]
 
@@ -124,7 +125,7 @@ class Runner:
             self.request_stop(reason=reason, force=force)
         size = 2 * self.config.concurrency + 4  # room for stopped sync handlers still running
         executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="podbook-handler")
-        channel = WorkerChannel(self.config, transport=self._transport)
+        channel = worker_channel(self.config, transport=self._transport)
         logger.info(
             "worker %s serving %s at %s with %s handler %s (concurrency %d)",
             self.config.worker_id,

@@ -38,7 +38,7 @@ def service_of(app: Any) -> QueueService:
 
 
 def routes() -> list[object]:
-    """``/v2/serverless``, then the worker routes, then the client queue routes.
+    """The client queue routes, the worker routes (push socket, HTTP), ``/v2/serverless``.
 
     Queue paths use the ``endpoint`` path convertor, which never matches a REST prefix
     (``pods``, ``clusters``, ...): they may be mounted before the REST routes, so a queue
@@ -46,7 +46,14 @@ def routes() -> list[object]:
     """
     from podbook.emulator.broker import protocol
     from podbook.emulator.broker.endpoints import register_endpoint_convertor
-    from podbook.emulator.routes import openai, queue, serverless
+    from podbook.emulator.routes import openai, queue, serverless, worker_push
 
     register_endpoint_convertor()
-    return [*serverless.routes(), *protocol.routes(), *queue.routes(), *openai.routes()]
+    # The hot paths first: a request is matched against the routes in order.
+    return [
+        *queue.routes(),
+        *worker_push.routes(),
+        *protocol.routes(),
+        *serverless.routes(),
+        *openai.routes(),
+    ]

@@ -392,7 +392,14 @@ class Broker:
                 taker: asyncio.Future[None] = loop.create_future()
                 queue.takers.append(taker)
                 waits: set[asyncio.Future[Any]] = {taker} if gone is None else {taker, gone}
-                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                try:
+                    await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                except asyncio.CancelledError:
+                    if taker.done():  # woken for a job it will not take: wake the next one
+                        queue.pass_wakeup()
+                    else:
+                        queue.drop_taker(taker)
+                    raise
                 if not taker.done():
                     taker.cancel()
                     queue.drop_taker(taker)

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
@@ -31,7 +31,7 @@ _OK = b'{"ok":true}'
 WorkerHandler = Callable[[Request, EndpointQueue, QueueService], Awaitable[Response]]
 
 
-def worker_queue(request: Request, service: QueueService) -> EndpointQueue:
+def worker_queue(request: HTTPConnection, service: QueueService) -> EndpointQueue:
     """The endpoint a worker key serves, checked against the path (401/403/404)."""
     try:
         worker_key = extract_key(request.headers.get("authorization"), allow_bare=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 
 from podbook.emulator.broker.config import BrokerSettings
 from podbook.emulator.broker.core import Broker, now_ms
@@ -107,7 +107,7 @@ class QueueService:
             self.webhooks.send(job.webhook, body)
 
 
-def queue_service(request: Request) -> QueueService:
+def queue_service(request: HTTPConnection) -> QueueService:
     """The queue service of the emulator serving ``request``."""
     service: QueueService = request.app.state.emulator.extras[EXTRAS_KEY]
     if not service.url:  # embedded without a known URL: learn it from the first request
