@@ -21,7 +21,6 @@ the emulator (and their in-memory worker keys die with it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -41,6 +40,7 @@ from podbook.emulator.broker.jobs import (
     IN_QUEUE,
     TIMED_OUT,
     Job,
+    Waiters,
     new_job_id,
 )
 from podbook.emulator.broker.limits import (
@@ -290,9 +290,8 @@ class Broker:
         if job.terminal or job.id not in self.jobs:
             return
         if job.done_event is None:
-            job.done_event = asyncio.Event()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(job.done_event.wait(), timeout)
+            job.done_event = Waiters()
+        await job.done_event.wait(timeout)
 
     def set_ttl(self, job: Job, ttl_ms: int) -> None:
         """``?ttl=``: the job's time to live, counted from its submission."""
@@ -352,9 +351,8 @@ class Broker:
         (or, with ``cursor``, answer the chunks from there on: see ``broker.streams``)."""
         if not has_chunks_for(job, cursor) and not job.terminal:
             if job.chunk_event is None:
-                job.chunk_event = asyncio.Event()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(job.chunk_event.wait(), wait)
+                job.chunk_event = Waiters()
+            await job.chunk_event.wait(wait)
             if job.id not in self.jobs:
                 raise job_not_found(job.id)
         return read_chunks(job, cursor)
@@ -500,7 +498,7 @@ class Broker:
         event = job.chunk_event
         if event is not None:
             job.chunk_event = None
-            event.set()
+            event.wake()
 
     def ping(
         self, queue: EndpointQueue, worker_id: str, healthy: bool, running: list[str] | None = None
@@ -698,7 +696,7 @@ class Broker:
             event = getattr(job, name)
             if event is not None:
                 setattr(job, name, None)
-                event.set()
+                event.wake()
 
     def _arm(self, job: Job, name: str, at_ms: int, action: Callable[[Job], None]) -> None:
         self._cancel_timer(job, name)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import operator
 import uuid
 from typing import Any
 
@@ -43,12 +45,52 @@ _STORED = (
     "expires_at",
     "retried",
 )
+_stored_values = operator.attrgetter(*_STORED)
+"""The stored fields of a job, as one tuple (``to_doc`` runs on every state move)."""
 
 
 def new_job_id(kind: str) -> str:
     """An opaque job id (``sync-`` prefix for ``/runsync``, as the service does)."""
     base = f"{uuid.uuid4()}-e1"
     return f"sync-{base}" if kind == "sync" else base
+
+
+class Waiters:
+    """The calls holding on a job until something happens to it (its end, a chunk).
+
+    Like :class:`asyncio.Event` with a timeout, without the task ``asyncio.wait_for`` wraps
+    around each wait: :meth:`wake` resumes every holder on the next loop step, before any
+    callback scheduled after it (a ``/runsync`` answer leaves before the worker's ack).
+    """
+
+    __slots__ = ("_futures",)
+
+    def __init__(self) -> None:
+        self._futures: list[asyncio.Future[None]] = []
+
+    async def wait(self, timeout: float) -> None:
+        """Hold until :meth:`wake` or ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._futures.append(waiter)
+        timer = loop.call_later(timeout, _release, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            with contextlib.suppress(ValueError):
+                self._futures.remove(waiter)
+
+    def wake(self) -> None:
+        """Resume every holder."""
+        futures, self._futures = self._futures, []
+        for waiter in futures:
+            _release(waiter)
+
+
+def _release(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class Job:
@@ -82,8 +124,8 @@ class Job:
         self.progress: Any = _MISSING
         self.chunks: list[dict[str, Any]] = []  # /stream items not yet drained
         self.chunk_base = 0  # stream index of chunks[0] (the resumable cursor's origin)
-        self.chunk_event: asyncio.Event | None = None
-        self.done_event: asyncio.Event | None = None
+        self.chunk_event: Waiters | None = None
+        self.done_event: Waiters | None = None
         self.timers: dict[str, asyncio.TimerHandle] = {}
 
     @property
@@ -168,7 +210,7 @@ class Job:
 
     def to_doc(self) -> dict[str, Any]:
         """The stored form (JSON-ready)."""
-        doc = {name: getattr(self, name) for name in _STORED}
+        doc = dict(zip(_STORED, _stored_values(self), strict=True))
         if doc["output"] is _MISSING:
             del doc["output"]
         return doc

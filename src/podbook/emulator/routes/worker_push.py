@@ -116,6 +116,8 @@ class PushSession:
                 {"type": "error", "seq": seq, "status": error.status, "error": error.message}
             )
             return
+        if kind == "done":
+            await asyncio.sleep(0)  # a /runsync this result ends answers first
         await self.send({"type": "ack", "seq": seq})
 
     async def _take_jobs(self, count: int, idle: bool) -> None:
