@@ -11,7 +11,8 @@ every measurement. One run measures, side by side:
   through the emulator + a podbook worker (``podbook worker``, on its push socket, see
   ``docs/queue-push.md``), the same worker on HTTP only (``PODBOOK_WORKER_PUSH=0``), a bare
   httpx take/done loop (the HTTP worker protocol's floor), and the ``runpod`` package's own
-  local test server (``--rp_serve_api``: the handler in-process, no queue, no worker);
+  local test server (``--rp_serve_api``: the handler in-process, no queue, no worker),
+  in turns of 50 calls, so every leg meets the same load of a shared machine;
 - a backlog of 1,000 ``/run`` jobs queued while no worker runs, then drained by the podbook
   worker at concurrency 8.
 
@@ -67,6 +68,7 @@ TARGET_JOBS_PER_S = 450.0  # sequential /runsync through emulator + podbook work
 TARGET_RATIO = 1.6  # its p50 at most this many times the runpod test server's
 TARGET_DRAIN_PER_S = 1500.0  # a 1,000-job backlog at concurrency 8
 RUNSYNC_WINDOW_LIMIT = 2000  # the seed's /runsync limit per endpoint per 10 s
+LEGS = ("push", "http", "bare")  # the emulator's endpoints of the round-trip legs
 
 NOOP_HANDLER = '''
 """A no-op handler: returns its input."""
@@ -144,16 +146,33 @@ class Timing:
 
 def measure(call: Callable[[], object], count: int, warmup: int, budget: float) -> Timing:
     """``warmup`` untimed calls, then up to ``count`` timed ones within ``budget`` seconds."""
-    for _ in range(warmup):
-        call()
+    return measure_interleaved({"": call}, count, warmup, budget)[""]
+
+
+def measure_interleaved(
+    calls: dict[str, Callable[[], object]],
+    count: int,
+    warmup: int,
+    budget: float,
+    block: int = 50,
+) -> dict[str, Timing]:
+    """Each call ``warmup`` times untimed, then up to ``count`` timed each, in turns of
+    ``block`` calls, within ``budget`` seconds in all: every leg meets the same machine load
+    (other processes come and go on a shared machine), so their ratios are fair."""
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
     clock = time.perf_counter
-    seconds: list[float] = []
+    seconds: dict[str, list[float]] = {name: [] for name in calls}
     deadline = clock() + budget
-    while len(seconds) < count and clock() < deadline:
-        started = clock()
-        call()
-        seconds.append(clock() - started)
-    return Timing(seconds)
+    while any(len(s) < count for s in seconds.values()) and clock() < deadline:
+        for name, call in calls.items():
+            taken = seconds[name]
+            for _ in range(min(block, count - len(taken))):
+                started = clock()
+                call()
+                taken.append(clock() - started)
+    return {name: Timing(taken) for name, taken in seconds.items()}
 
 
 # --- processes -------------------------------------------------------------------------------
@@ -373,26 +392,27 @@ def main(argv: list[str] | None = None) -> int:
         with (
             _common.emulator(workdir) as emu,
             sdk_worker(emu, emu.create_endpoint("bench-idle-sdk"), sdk_script, 1, "idle-sdk"),
+            rp_test_server(workdir, sdk_script) as rp_url,
         ):
-            # 1. /runsync round trips, sequential (each leg on an endpoint of its own).
-            ep_push = emu.create_endpoint("bench-push")
+            # 1. /runsync round trips, sequential, the legs in turns (an endpoint each).
+            ep_push, ep_http, ep_bare = (emu.create_endpoint(f"bench-{leg}") for leg in LEGS)
             job_times: list[tuple[float, float]] = []
-            with podbook_worker(emu, ep_push, noop, 1, "push"), emu.http() as http:
-                call = runsync_caller(http, f"/v2/{ep_push}/runsync?wait=60000", job_times)
-                push_rt = measure(call, args.runs, warmup=warmup, budget=60)
+            with (
+                podbook_worker(emu, ep_push, noop, 1, "push"),
+                podbook_worker(emu, ep_http, noop, 1, "http", {"PODBOOK_WORKER_PUSH": "0"}),
+                bare_worker(emu, ep_bare, bare_script),
+                emu.http() as http,
+                httpx.Client(base_url=rp_url, timeout=60) as rp_http,
+            ):
+                legs = {
+                    "push": runsync_caller(http, f"/v2/{ep_push}/runsync?wait=60000", job_times),
+                    "http": runsync_caller(http, f"/v2/{ep_http}/runsync?wait=60000"),
+                    "bare": runsync_caller(http, f"/v2/{ep_bare}/runsync?wait=60000"),
+                    "rp": runsync_caller(rp_http, "/runsync"),
+                }
+                timings = measure_interleaved(legs, args.runs, warmup=warmup, budget=120)
                 del job_times[:warmup]
                 healthz = measure(get_caller(http, "/healthz"), 500, warmup=50, budget=20)
-
-            ep_http = emu.create_endpoint("bench-http")
-            http_only = {"PODBOOK_WORKER_PUSH": "0"}
-            with podbook_worker(emu, ep_http, noop, 1, "http", http_only), emu.http() as http:
-                call = runsync_caller(http, f"/v2/{ep_http}/runsync?wait=60000")
-                http_rt = measure(call, args.runs, warmup=warmup, budget=60)
-
-            ep_bare = emu.create_endpoint("bench-bare")
-            with bare_worker(emu, ep_bare, bare_script), emu.http() as http:
-                call = runsync_caller(http, f"/v2/{ep_bare}/runsync?wait=60000")
-                bare_rt = measure(call, args.runs, warmup=warmup, budget=60)
 
             # 2. A backlog of jobs queued before any worker runs, then drained.
             ep_drain = emu.create_endpoint("bench-drain")
@@ -401,10 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                 drain = time_drain(emu, ep_drain, args.backlog, limit=300)
             load = os.getloadavg()
 
-        with rp_test_server(workdir, sdk_script) as url, httpx.Client(timeout=60) as http:
-            call = runsync_caller(http, f"{url}/runsync")
-            rp_rt = measure(call, args.runs, warmup=warmup, budget=60)
-
+    push_rt, http_rt, bare_rt, rp_rt = (timings[leg] for leg in ("push", "http", "bare", "rp"))
     report(push_rt, http_rt, bare_rt, rp_rt, healthz, job_times, drain, args, load)
     return 0
 
@@ -421,8 +438,8 @@ def report(
     load: tuple[float, float, float],
 ) -> None:
     """Print the figures, their ratios and the targets' verdicts."""
-    print("/runsync round trip, sequential, one keep-alive connection (bare httpx);")
-    print("an unmodified runpod SDK worker idles on another endpoint of the same emulator:")
+    print("/runsync round trip, sequential, one keep-alive connection (bare httpx), the legs")
+    print("in turns of 50; an unmodified runpod SDK worker idles on another endpoint:")
     print(row("emulator + podbook worker (push)", push_rt))
     print(row("emulator + podbook worker (HTTP only)", http_rt))
     print(row("emulator + bare httpx worker (HTTP floor)", bare_rt))
