@@ -59,6 +59,10 @@ from podbook.emulator.store import key_digest
 log = logging.getLogger("podbook.emulator.broker")
 
 
+SYNC_SUBMIT_FLUSH_SECONDS = 0.05
+"""How long a ``/runsync`` job may wait in memory for its take to be written with it."""
+
+
 def now_ms() -> int:
     """Wall-clock milliseconds."""
     return int(time.time() * 1000)
@@ -270,8 +274,13 @@ class Broker:
         self.jobs[job.id] = job
         queue.jobs[job.id] = job
         queue.count_move(None, IN_QUEUE)
-        self._save(job)
-        self.tables.flush()  # committed before the id is answered
+        if kind == "sync":
+            # Nobody has its id yet: written with its take (one commit for both), or within
+            # SYNC_SUBMIT_FLUSH_SECONDS, or before /runsync answers, whichever comes first.
+            self.tables.save_job(job.to_doc(), within=SYNC_SUBMIT_FLUSH_SECONDS)
+        else:
+            self._save(job)
+            self.tables.flush()  # committed before the id is answered
         queue.push(job)
         self._arm_expiry(job)
         if not job.low_priority and self.on_demand is not None:

@@ -86,18 +86,18 @@ class BrokerTables:
             orjson.loads(doc) for (doc,) in self._rows("SELECT doc FROM queue_jobs ORDER BY rowid")
         ]
 
-    def save_job(self, doc: dict[str, Any]) -> None:
+    def save_job(self, doc: dict[str, Any], *, within: float = 0.0) -> None:
         """Insert or replace a job document (written by the next ``flush``: at the latest at
-        the end of this loop tick)."""
+        the end of this loop tick, or ``within`` seconds when nobody waits for it)."""
         self._pending[doc["id"]] = (doc["account_id"], doc["endpoint_id"], orjson.dumps(doc))
-        self._schedule_flush()
+        self._schedule_flush(within)
 
     def delete_job(self, job_id: str) -> None:
         """Remove a job (at the end of this loop tick)."""
         self._pending[job_id] = None
         self._schedule_flush()
 
-    def _schedule_flush(self) -> None:
+    def _schedule_flush(self, within: float = 0.0) -> None:
         if self._flush_scheduled:
             return
         try:
@@ -105,8 +105,15 @@ class BrokerTables:
         except RuntimeError:  # not serving yet (start-up): write now
             self.flush()
             return
+        if within > 0:
+            loop.call_later(within, self._flush_late)  # an earlier flush takes it along
+            return
         self._flush_scheduled = True
         loop.call_soon(self.flush)
+
+    def _flush_late(self) -> None:
+        if not self._flush_scheduled:
+            self.flush()
 
     def flush(self) -> None:
         """Write every pending job change in one transaction."""
