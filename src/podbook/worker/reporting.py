@@ -41,6 +41,7 @@ class ProgressReporter:
         self._dirty = False
         self._closed = False
         self._task: asyncio.Task[None] | None = None
+        self._from_threads = False
 
     def __enter__(self) -> ProgressReporter:
         with _ACTIVE_LOCK:
@@ -65,6 +66,7 @@ class ProgressReporter:
         if running is self._loop:
             self._set(value)
         else:
+            self._from_threads = True
             self._loop.call_soon_threadsafe(self._set, value)
 
     def _set(self, value: Any) -> None:
@@ -84,7 +86,8 @@ class ProgressReporter:
 
     async def flush(self) -> None:
         """Wait until every update reported so far has been posted."""
-        await asyncio.sleep(0)  # let updates queued from threads land first
+        if self._from_threads:
+            await asyncio.sleep(0)  # let updates queued from threads land first
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
 

@@ -6,7 +6,8 @@ of one HTTP request per take, result and chunk. The broker does the same moves a
 HTTP protocol, so a job taken over the socket is as durable, retried and stopped as one taken
 over HTTP. See ``docs/queue-push.md``.
 
-Worker → emulator:
+Frames are JSON text (sent as binary frames: UTF-8 JSON, no decoding on the way). Worker →
+emulator:
 
 - ``{"type": "take", "n": N, "busy": bool}``: hand me up to ``N`` jobs (a long-poll, one at
   a time; ``busy`` false is the HTTP take's ``job_in_progress=0``);
@@ -64,9 +65,9 @@ class PushSession:
 
     async def send(self, message: dict[str, Any]) -> None:
         """One frame to the worker (frames from several tasks never interleave)."""
-        data = orjson.dumps(message).decode()
+        data = orjson.dumps(message)
         async with self._send_lock:
-            await self.socket.send_text(data)
+            await self.socket.send_bytes(data)
 
     async def serve(self) -> None:
         """Read frames until the worker goes; stop signals are pushed meanwhile."""
