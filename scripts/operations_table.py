@@ -217,7 +217,7 @@ class Recorder:
 
 def magic_subcommands() -> dict[str, list[str]]:
     """Every magic of the extension with its subcommands (empty: the magic has none)."""
-    from podbook.notebook import endpoints, parsing
+    from podbook.notebook import commands, endpoints
     from podbook.notebook.account.commands import SUBCOMMANDS
     from podbook.notebook.jobs.commands import (
         build_endpoint_subcommands,
@@ -226,9 +226,9 @@ def magic_subcommands() -> dict[str, list[str]]:
     from podbook.notebook.magics import PodMagics
 
     subcommands: dict[str, list[str]] = {
-        "pod": list(parsing.build_pod_subcommands()),
-        "cluster": list(parsing.build_cluster_subcommands()),
-        "catalog": list(parsing.build_catalog_subcommands()),
+        "pod": list(commands.build_pod_subcommands()),
+        "cluster": list(commands.build_cluster_subcommands()),
+        "catalog": list(commands.build_catalog_subcommands()),
         "endpoint": [*endpoints.build_subcommands(), *build_endpoint_subcommands()],
         "job": list(build_job_subcommands()),
         **{magic: list(build()) for magic, build in SUBCOMMANDS.items()},

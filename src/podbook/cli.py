@@ -10,23 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from podbook.cliargs import positive_seconds
+
 DEFAULT_PORT = 8765
 
 
 def default_home() -> Path:
     """``$PODBOOK_HOME`` or ``~/.podbook``."""
     return Path(os.environ.get("PODBOOK_HOME") or Path.home() / ".podbook").expanduser()
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a number of seconds, 0 or more (also used by ``podbook worker``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
-    return value
 
 
 SIMULATED_SECONDS = 2.0

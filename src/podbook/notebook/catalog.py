@@ -98,14 +98,9 @@ def gpu_finder_view(
 
 
 def catalog_view(rows: list[Any]) -> StaticView:
-    """The table of ``rows`` (a ``CatalogRows``, whose ``kind`` picks the columns)."""
+    """The table of ``rows`` (a ``CatalogRows``, whose ``kind`` picks the columns; the GPU
+    finder's rows have their own view, :func:`podbook.notebook.gpufinder.finder_view`)."""
     kind = getattr(rows, "kind", "gpus")
-    if kind == "gpus":
-        from podbook.notebook.gpufinder import GpuFilters, panel_row
-
-        filters = getattr(rows, "filters", None) or GpuFilters()
-        found = [panel_row(to_wire(entry), filters) for entry in rows]
-        return gpu_finder_view(found, filters.describe())
     flat = [ROWS[kind](to_wire(entry)) for entry in rows]
     columns = list(flat[0]) if flat else ["id"]
     title = f"{TITLES.get(kind, kind)} ({len(flat)})"

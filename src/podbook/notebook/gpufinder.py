@@ -24,7 +24,7 @@ import shlex
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from podbook.notebook.parsing import Subcommand, _parser, add_output_argument
+from podbook.notebook.parsing import Subcommand, add_output_argument, magic_parser
 from podbook.notebook.session import CatalogRows
 
 DEFAULT_IMAGE = "runpod/pytorch"
@@ -137,7 +137,7 @@ def _typed(fn: Any, expected: str) -> Any:
 
 def gpu_subcommand() -> Subcommand:
     """The ``%catalog gpus`` parser with the finder's filters."""
-    parser = _parser(
+    parser = magic_parser(
         "%catalog gpus",
         "Find GPU types: a sortable panel with prices, VRAM, availability and CUDA versions.",
     )
@@ -280,20 +280,10 @@ def filters_state(filters: GpuFilters) -> dict[str, Any]:
     return {**asdict(filters), "text": filters.describe()}
 
 
-# ---------------------------------------------------------------------------- handler
-
-
-def find_gpus(session: Any, command: GpuFinderCommand) -> GpuRows:
-    """``%catalog gpus [filters]``: the filtered GPU types, shown as the finder panel."""
+def finder_view(rows: GpuRows) -> Any:
+    """The finder's static form (a :class:`~podbook.notebook.display.StaticView`)."""
+    from podbook.notebook.catalog import gpu_finder_view
     from podbook.notebook.panels.data import to_wire
 
-    filters = command.filters
-    rows = GpuRows(g for g in fetch(session.client, filters) if keep(to_wire(g), filters))
-    rows.filters = filters
-
-    def live(found: GpuRows) -> Any:
-        from podbook.notebook.panels.catalog import CatalogPanel
-
-        return CatalogPanel(found, found.filters, client=session.get_client, shell=session.shell)
-
-    return session.show(rows, live, session.catalog_view)
+    found = [panel_row(to_wire(entry), rows.filters) for entry in rows]
+    return gpu_finder_view(found, rows.filters.describe())

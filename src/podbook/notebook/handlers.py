@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from podbook.notebook.parsing import (
+from podbook.notebook.commands import (
     CatalogCommand,
     ClusterCommand,
     CreatePodCommand,
@@ -100,11 +100,22 @@ def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRo
     return session.show(rows, session.catalog_view)
 
 
-def _find_gpus(session: NotebookSession, command: Any) -> Any:
-    """``%catalog gpus [filters]``: the GPU finder (:mod:`podbook.notebook.gpufinder`)."""
-    from podbook.notebook.gpufinder import find_gpus
+def find_gpus(session: NotebookSession, command: Any) -> Any:
+    """``%catalog gpus [filters]``: the filtered GPU types (:mod:`podbook.notebook.gpufinder`),
+    shown as the finder panel."""
+    from podbook.notebook.gpufinder import GpuRows, fetch, finder_view, keep
+    from podbook.notebook.panels.data import to_wire
 
-    return find_gpus(session, command)
+    filters = command.filters
+    rows = GpuRows(g for g in fetch(session.client, filters) if keep(to_wire(g), filters))
+    rows.filters = filters
+
+    def live(found: GpuRows) -> Any:
+        from podbook.notebook.panels.catalog import CatalogPanel
+
+        return CatalogPanel(found, found.filters, client=session.get_client, shell=session.shell)
+
+    return session.show(rows, live, finder_view)
 
 
 def _pod_logs(session: NotebookSession, command: Any) -> Any:
@@ -127,7 +138,7 @@ POD_HANDLERS: dict[str, Handler] = {
 }
 CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}
 CATALOG_HANDLERS: dict[str, Handler] = {
-    "gpus": _find_gpus,
+    "gpus": find_gpus,
     "cpus": show_catalog,
     "datacenters": show_catalog,
 }

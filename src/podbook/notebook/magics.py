@@ -41,10 +41,12 @@ class PodMagics(Magics, Configurable):
     def _subcommands(self, magic: str) -> dict[str, parsing.Subcommand]:
         """The subcommand parsers of ``%magic``, built on first use (keeps the load fast)."""
         if magic not in self._parsers:
+            from podbook.notebook import commands
+
             build = {
-                "pod": parsing.build_pod_subcommands,
-                "cluster": parsing.build_cluster_subcommands,
-                "catalog": parsing.build_catalog_subcommands,
+                "pod": commands.build_pod_subcommands,
+                "cluster": commands.build_cluster_subcommands,
+                "catalog": commands.build_catalog_subcommands,
             }
             self._parsers[magic] = build[magic]()
         return self._parsers[magic]

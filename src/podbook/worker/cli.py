@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from podbook.cli import positive_seconds
+from podbook.cliargs import positive_seconds
 from podbook.errors import PodbookError
 
 __all__ = ["add_worker_commands", "run_worker", "run_worker_env"]

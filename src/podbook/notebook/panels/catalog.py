@@ -101,11 +101,12 @@ class CatalogPanel(Panel):
     def _create(self, gpu_id: str, line: str) -> None:
         from podbook import errors
         from podbook.notebook import parsing
+        from podbook.notebook.commands import build_pod_subcommands
         from podbook.notebook.errors import describe_failure
 
         try:
             _, command = parsing.parse_line(
-                "pod", line.removeprefix("%pod "), parsing.build_pod_subcommands()
+                "pod", line.removeprefix("%pod "), build_pod_subcommands()
             )
             pod = to_wire(self.client.pods.create(command.body))
             self.created = {

@@ -1,0 +1,253 @@
+"""The ``%pod``, ``%cluster`` and ``%catalog`` subcommands: their parsers and commands.
+
+Each subcommand parses into a small frozen dataclass that its handler in
+:mod:`podbook.notebook.handlers` receives. ``%pod logs`` and ``%catalog gpus`` are defined
+with their features (:mod:`podbook.notebook.podlogs`, :mod:`podbook.notebook.gpufinder`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from podbook.notebook.gpufinder import gpu_subcommand
+from podbook.notebook.parsing import (
+    Subcommand,
+    add_output_argument,
+    add_pod_id_argument,
+    magic_parser,
+)
+from podbook.notebook.podlogs import logs_subcommand
+from podbook.notebook.values import (
+    CLOUD,
+    COMMA_LIST,
+    CPU,
+    ENV,
+    GPU,
+    PERSISTENT,
+    PORTS,
+    POSITIVE_INT,
+    VOLUME,
+)
+
+POD_ACTIONS = ("start", "stop", "restart", "terminate")
+CATALOG_KINDS = ("gpus", "cpus", "datacenters")
+
+
+@dataclass(frozen=True)
+class CreatePodCommand:
+    """``%pod create``: the request body in wire form, plus where to store the result."""
+
+    body: dict[str, Any]
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class ListPodsCommand:
+    """``%pod list [--all]``: ``all`` includes cluster member pods."""
+
+    all: bool = False
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class PodCommand:
+    """A command on one pod: show, ssh, or one of the lifecycle actions."""
+
+    verb: str
+    pod_id: str
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterCommand:
+    """``%cluster show ID``."""
+
+    verb: str
+    cluster_id: str
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class CatalogCommand:
+    """``%catalog gpus|cpus|datacenters``."""
+
+    kind: str
+    output: str | None = None
+
+
+# ---------------------------------------------------------------------------- argument groups
+
+
+def add_compute_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--gpu`` / ``--cpu`` (exactly one) and the CUDA constraints."""
+    group = parser.add_argument_group("compute (exactly one of --gpu / --cpu)")
+    shape = group.add_mutually_exclusive_group()
+    shape.add_argument("--gpu", type=GPU, metavar="ID[:COUNT]", help="GPU type and count")
+    shape.add_argument("--cpu", type=CPU, metavar="FLAVOR:VCPUS", help="CPU flavor and vCPUs")
+    cuda = group.add_mutually_exclusive_group()
+    cuda.add_argument(
+        "--cuda", type=COMMA_LIST, metavar="X.Y[,X.Y]", help="allowed CUDA versions (exact)"
+    )
+    cuda.add_argument("--min-cuda", metavar="X[.Y]", help="lowest acceptable CUDA version")
+
+
+def add_container_arguments(parser: argparse.ArgumentParser) -> None:
+    """Image, template and the container's configuration."""
+    group = parser.add_argument_group("container")
+    group.add_argument("--image", help="container image, e.g. runpod/pytorch")
+    group.add_argument("--template", metavar="TEMPLATE_ID", help="base the pod on a template")
+    group.add_argument("--name", help="pod name (default: a generated readable name)")
+    group.add_argument("--disk", type=POSITIVE_INT, metavar="GB", help="container disk in GB")
+    group.add_argument("--ports", type=PORTS, metavar="P/PROTO,...", help="e.g. 8888/http,22/tcp")
+    group.add_argument("--env", type=ENV, action="append", metavar="KEY=VALUE", help="repeatable")
+    group.add_argument("--registry", metavar="CREDENTIAL_ID", help="registry credential ID")
+    group.add_argument("--args", dest="container_args", metavar="ARGS", help="entrypoint args")
+
+
+def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--volume`` (network volume) or ``--persistent`` (host-local), not both."""
+    group = parser.add_argument_group("storage").add_mutually_exclusive_group()
+    group.add_argument("--volume", type=VOLUME, metavar="ID:PATH", help="network volume mount")
+    group.add_argument(
+        "--persistent", type=PERSISTENT, metavar="SIZE:PATH", help="host-local mount (GPU only)"
+    )
+
+
+def add_placement_arguments(parser: argparse.ArgumentParser) -> None:
+    """Cloud tier, data centers, networking and the create-time flags."""
+    group = parser.add_argument_group("placement and access")
+    group.add_argument("--cloud", type=CLOUD, metavar="SECURE|COMMUNITY")
+    group.add_argument(
+        "--dc", type=COMMA_LIST, action="append", metavar="DC_ID[,DC_ID]", help="repeatable"
+    )
+    group.add_argument("--global-networking", action="store_true", help="private global IP")
+    group.add_argument("--ssh", action="store_true", help="inject your SSH public keys")
+    group.add_argument("--jupyter", action="store_true", help="inject a JUPYTER_PASSWORD")
+
+
+# ---------------------------------------------------------------------------- builders
+
+_ADJECTIVES = (
+    "amber", "brave", "calm", "daring", "eager", "fuzzy", "gentle", "humble", "jolly",
+    "keen", "lucky", "mellow", "nimble", "plucky", "quiet", "rapid", "sunny", "tidy",
+)  # fmt: skip
+_NOUNS = (
+    "otter", "falcon", "badger", "heron", "lynx", "marmot", "newt", "orca", "panda",
+    "quokka", "raven", "salmon", "tapir", "walrus", "yak", "zebra", "gecko", "ibis",
+)  # fmt: skip
+
+
+def generate_pod_name(rng: random.Random | None = None) -> str:
+    """A readable default pod name such as ``brave-otter-417``."""
+    rng = rng or random.Random()
+    return f"{rng.choice(_ADJECTIVES)}-{rng.choice(_NOUNS)}-{rng.randrange(100, 1000)}"
+
+
+def _create_body(ns: argparse.Namespace) -> dict[str, Any]:
+    if ns.gpu is None and ns.cpu is None:
+        raise UsageError(
+            '%pod create: missing --gpu or --cpu; add e.g. --gpu "NVIDIA GeForce RTX 4090" '
+            "or --cpu cpu3c:2."
+        )
+    if ns.image is None and ns.template is None:
+        raise UsageError("%pod create: missing --image; add e.g. --image runpod/pytorch.")
+    body: dict[str, Any] = {"name": ns.name or generate_pod_name()}
+    optional = {
+        "image": ns.image,
+        "templateId": ns.template,
+        "gpu": ns.gpu,
+        "cpu": ns.cpu,
+        "disk": ns.disk,
+        "ports": ns.ports,
+        "env": dict(ns.env) if ns.env else None,
+        "registry": ns.registry,
+        "args": ns.container_args,
+        "cloud": ns.cloud,
+        "dataCenterIds": [dc for group in ns.dc for dc in group] if ns.dc else None,
+        "allowedCudaVersions": ns.cuda,
+        "minCudaVersion": ns.min_cuda,
+        "globalNetworking": ns.global_networking or None,
+        "startSsh": ns.ssh or None,
+        "startJupyter": ns.jupyter or None,
+    }
+    body.update({key: value for key, value in optional.items() if value is not None})
+    if ns.volume is not None:
+        body["mounts"] = {"network": [ns.volume]}
+    elif ns.persistent is not None:
+        body["mounts"] = {"persistent": ns.persistent}
+    return body
+
+
+def build_pod_subcommands() -> dict[str, Subcommand]:
+    """The ``%pod`` subcommands, by name."""
+    create = magic_parser("%pod create", "Create a GPU or CPU pod and show its live panel.")
+    for add in (
+        add_compute_arguments,
+        add_container_arguments,
+        add_storage_arguments,
+        add_placement_arguments,
+        add_output_argument,
+    ):
+        add(create)
+
+    listing = magic_parser("%pod list", "List your pods in a live panel.")
+    listing.add_argument("--all", action="store_true", help="include cluster member pods")
+    add_output_argument(listing)
+
+    commands = {
+        "create": Subcommand(
+            create,
+            lambda ns: CreatePodCommand(body=_create_body(ns), output=ns.output),
+            "create a pod",
+        ),
+        "list": Subcommand(
+            listing, lambda ns: ListPodsCommand(all=ns.all, output=ns.output), "list pods"
+        ),
+    }
+    commands["logs"] = logs_subcommand()
+    helps = {"show": "show one pod's live panel", "ssh": "print the ready SSH commands"}
+    helps.update({action: f"{action} a pod" for action in POD_ACTIONS})
+    for verb, help_text in helps.items():
+        parser = magic_parser(f"%pod {verb}", help_text.capitalize() + ".")
+        add_pod_id_argument(parser)
+        add_output_argument(parser)
+        commands[verb] = Subcommand(
+            parser,
+            lambda ns, verb=verb: PodCommand(verb=verb, pod_id=ns.pod_id, output=ns.output),
+            help_text,
+        )
+    return commands
+
+
+def build_cluster_subcommands() -> dict[str, Subcommand]:
+    """The ``%cluster`` subcommands, by name."""
+    show = magic_parser("%cluster show", "Show a cluster's live panel: members, ranks, roles.")
+    show.add_argument("cluster_id", metavar="CLUSTER_ID", help="the cluster's ID")
+    add_output_argument(show)
+    return {
+        "show": Subcommand(
+            show,
+            lambda ns: ClusterCommand(verb="show", cluster_id=ns.cluster_id, output=ns.output),
+            "show a cluster",
+        )
+    }
+
+
+def build_catalog_subcommands() -> dict[str, Subcommand]:
+    """The ``%catalog`` subcommands, by name."""
+    commands = {}
+    for kind in CATALOG_KINDS:
+        if kind == "gpus":
+            commands[kind] = gpu_subcommand()
+            continue
+        parser = magic_parser(f"%catalog {kind}", f"Show the catalog of {kind}.")
+        add_output_argument(parser)
+        commands[kind] = Subcommand(
+            parser, lambda ns, kind=kind: CatalogCommand(kind=kind, output=ns.output), kind
+        )
+    return commands
