@@ -2,20 +2,22 @@
 
 A resource module defines pure *call builders* (functions returning a
 :class:`~podbook.client.core.Call`) and two thin faces over them: a sync resource whose
-methods return results, and an async one whose methods return awaitables. New areas of
-the interface (queue endpoints and jobs, templates, volumes, billing, logs) slot in as
-more modules of this shape.
+methods return results, and an async one whose methods return awaitables. An
+:class:`Operation` declares such a method once for both faces; the CRUD resources are
+declared whole with :class:`~podbook.client.resources.crud.Crud`.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import inspect
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import MethodType
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field, TypeAdapter, create_model
@@ -31,6 +33,7 @@ __all__ = [
     "AsyncResource",
     "ListParser",
     "ModelParser",
+    "Operation",
     "SyncResource",
     "gc_paused",
     "list_parser",
@@ -42,6 +45,7 @@ __all__ = [
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
+P = ParamSpec("P")
 
 
 class SyncResource:
@@ -62,6 +66,87 @@ class AsyncResource:
 
     async def _request(self, call: Call[T]) -> T:
         return await self._client.request(call)
+
+
+_TYPE_VARIABLE = re.compile(r"\b[A-Z]\b")
+
+
+class Operation(Generic[P, T]):
+    """One method of a resource, declared once for both faces from its call builder.
+
+    ``build(*args, **kwargs)`` returns the :class:`~podbook.client.core.Call`; on a
+    :class:`SyncResource` the method sends it and returns the result, on an
+    :class:`AsyncResource` it is a coroutine method. ``doc`` is the method's docstring;
+    ``rename`` gives public names to the builder's parameters (``{"item": "template"}``),
+    ``types`` names the type variables of its annotations in the method's signature
+    (``{"M": "Template"}``), so that ``help()`` shows what it takes and returns.
+    """
+
+    def __init__(
+        self,
+        build: Callable[P, Call[T]],
+        doc: str,
+        *,
+        rename: Mapping[str, str] | None = None,
+        types: Mapping[str, str] | None = None,
+    ) -> None:
+        self.build = build
+        self._builder_names = {new: old for old, new in (rename or {}).items()}
+
+        def send(resource: SyncResource, /, *args: Any, **kwargs: Any) -> T:
+            return resource._request(self._call(args, kwargs))
+
+        async def send_async(resource: AsyncResource, /, *args: Any, **kwargs: Any) -> T:
+            return await resource._request(self._call(args, kwargs))
+
+        def named(annotation: Any) -> Any:
+            if not isinstance(annotation, str):
+                return annotation
+            return _TYPE_VARIABLE.sub(lambda m: (types or {}).get(m[0], m[0]), annotation)
+
+        built = inspect.signature(build)
+        params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+        params += [
+            p.replace(name=(rename or {}).get(p.name, p.name), annotation=named(p.annotation))
+            for p in built.parameters.values()
+        ]
+        returns = named(built.return_annotation)  # "Call[Template]": the method returns a Template
+        if isinstance(returns, str) and returns.startswith("Call[") and returns.endswith("]"):
+            returns = returns[len("Call[") : -1]
+        signature = built.replace(parameters=params, return_annotation=returns)
+        for method in (send, send_async):
+            method.__doc__ = doc
+            method.__signature__ = signature  # type: ignore[union-attr]
+        self._sync, self._async = send, send_async
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call[T]:
+        """The builder's call; arguments given by their public names reach it by its own."""
+        for public, name in self._builder_names.items():
+            if public in kwargs:
+                kwargs[name] = kwargs.pop(public)
+        return self.build(*args, **kwargs)  # type: ignore[arg-type]
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        for method in (self._sync, self._async):
+            method.__name__ = name
+            method.__qualname__ = f"{owner.__qualname__}.{name}"
+
+    @overload
+    def __get__(self, resource: None, owner: type) -> Operation[P, T]: ...
+
+    @overload
+    def __get__(self, resource: SyncResource, owner: type) -> Callable[P, T]: ...
+
+    @overload
+    def __get__(
+        self, resource: AsyncResource, owner: type
+    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
+
+    def __get__(self, resource: Any, owner: type) -> Any:
+        if resource is None:
+            return self
+        method = self._async if isinstance(resource, AsyncResource) else self._sync
+        return MethodType(method, resource)
 
 
 def path_id(value: Any, what: str = "id") -> str:
