@@ -27,8 +27,8 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import httpx
 
@@ -37,8 +37,6 @@ from podbook.client.sse import SseEvent, SseParser
 from podbook.errors import APIError, error_class_for_status
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
-
     from podbook.api.openai import ChatCompletion, ChatDelta, ChatResult, Usage
     from podbook.client._async import AsyncClient
     from podbook.client._sync import Client
@@ -527,11 +525,16 @@ def _base_url(client: Client | AsyncClient, path_id: str) -> str:
     return f"{client.settings.queue_url}/v2/{path_id}{_openai().OPENAI_PREFIX}"
 
 
-class EndpointChat:
-    """The OpenAI-compatible face of :class:`~podbook.client.resources.queue.EndpointClient`."""
+StreamT = TypeVar("StreamT", "ChatStream", "AsyncChatStream")
+ResultT = TypeVar("ResultT")
 
-    _client: Client
+
+class _EndpointChat(Generic[StreamT, ResultT]):
+    """The OpenAI-compatible face of an endpoint client, sync or async by its stream type."""
+
+    _client: Any
     _path_id: str
+    _stream: type[StreamT]
 
     @property
     def openai_base_url(self) -> str:
@@ -549,7 +552,7 @@ class EndpointChat:
         model: str | None = None,
         timeout: float | None = None,
         **params: Any,
-    ) -> ChatStream: ...
+    ) -> StreamT: ...
 
     @overload
     def chat(
@@ -560,7 +563,7 @@ class EndpointChat:
         model: str | None = None,
         timeout: float | None = None,
         **params: Any,
-    ) -> ChatResult: ...
+    ) -> ResultT: ...
 
     def chat(
         self,
@@ -570,7 +573,7 @@ class EndpointChat:
         model: str | None = None,
         timeout: float | None = None,
         **params: Any,
-    ) -> ChatStream | ChatResult:
+    ) -> StreamT | ResultT:
         """Send a chat request through the endpoint's OpenAI-compatible route.
 
         ``messages``: ``[{"role": "user", "content": "Hi"}, ...]`` (or
@@ -578,63 +581,25 @@ class EndpointChat:
         ``params`` go into the request body (``temperature=0.2``, ``max_tokens=200``, ...);
         ``model`` is left out when None (the worker's own model). ``timeout``: seconds to wait
         for the next bytes (default 600). Streamed: returns a :class:`ChatStream` (iterate it;
-        ``.result`` at the end). Not streamed: returns the
-        :class:`~podbook.api.openai.ChatResult`.
+        ``.result`` at the end; async: ``async for delta in endpoint.chat(...)``). Not
+        streamed: returns the :class:`~podbook.api.openai.ChatResult` (async:
+        ``result = await endpoint.chat(..., stream=False)``).
         """
         call = chat_call(
             self._path_id, messages, stream=stream, model=model, params=params, timeout=timeout
         )
-        chat = ChatStream(self._client, call)
-        return chat if stream else chat.read()
+        chat = self._stream(self._client, call)
+        return chat if stream else chat.read()  # type: ignore[return-value]
 
 
-class AsyncEndpointChat:
+class EndpointChat(_EndpointChat[ChatStream, "ChatResult"]):
+    """The OpenAI-compatible face of :class:`~podbook.client.resources.queue.EndpointClient`."""
+
+    _stream = ChatStream
+
+
+class AsyncEndpointChat(_EndpointChat[AsyncChatStream, Awaitable["ChatResult"]]):
     """The OpenAI-compatible face of
     :class:`~podbook.client.resources.queue.AsyncEndpointClient`."""
 
-    _client: AsyncClient
-    _path_id: str
-
-    @property
-    def openai_base_url(self) -> str:
-        """The ``base_url`` for the ``openai`` package; see :attr:`EndpointChat.openai_base_url`."""
-        return _base_url(self._client, self._path_id)
-
-    @overload
-    def chat(
-        self,
-        messages: Any,
-        *,
-        stream: Literal[True] = True,
-        model: str | None = None,
-        timeout: float | None = None,
-        **params: Any,
-    ) -> AsyncChatStream: ...
-
-    @overload
-    def chat(
-        self,
-        messages: Any,
-        *,
-        stream: Literal[False],
-        model: str | None = None,
-        timeout: float | None = None,
-        **params: Any,
-    ) -> Awaitable[ChatResult]: ...
-
-    def chat(
-        self,
-        messages: Any,
-        *,
-        stream: bool = True,
-        model: str | None = None,
-        timeout: float | None = None,
-        **params: Any,
-    ) -> AsyncChatStream | Awaitable[ChatResult]:
-        """Send a chat request; see :meth:`EndpointChat.chat`. Streamed: ``async for delta in
-        endpoint.chat(...)``; not streamed: ``result = await endpoint.chat(..., stream=False)``."""
-        call = chat_call(
-            self._path_id, messages, stream=stream, model=model, params=params, timeout=timeout
-        )
-        chat = AsyncChatStream(self._client, call)
-        return chat if stream else chat.read()
+    _stream = AsyncChatStream
