@@ -106,9 +106,6 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 KNOWN_CYCLES = [
-    # podbook.client.local takes Secret and default_home from the configuration, which
-    # starts the local emulator through it.
-    ["podbook.client.config", "podbook.client.local"],
     # podbook.worker.lb.command imports its helpers from podbook.worker.cli, which starts it.
     ["podbook.worker.cli", "podbook.worker.lb.command"],
 ]

@@ -25,8 +25,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
+from podbook.client.home import default_home
+from podbook.client.secret import Secret, SecretLike, reveal
 from podbook.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -54,70 +55,6 @@ DEFAULT_V1_URL = "https://rest.runpod.io"
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
-
-
-class SecretLike(Protocol):
-    """Anything that holds a secret string: :class:`Secret`, pydantic's ``SecretStr``."""
-
-    def get_secret_value(self) -> str:
-        """The secret itself."""
-        ...
-
-
-class Secret:
-    """A secret string that never shows: ``str()`` and ``repr()`` are masked.
-
-    ``get_secret_value()`` reveals it, as with pydantic's ``SecretStr`` (which the client
-    also accepts as an argument); this class exists so that the configuration needs no
-    pydantic import. Two secrets are equal when their values are.
-    """
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get_secret_value(self) -> str:
-        """The secret itself (for the ``Authorization`` header only)."""
-        return self._value
-
-    def __str__(self) -> str:
-        return "**********" if self._value else ""
-
-    def __repr__(self) -> str:
-        return f"Secret('{self}')"
-
-    def __len__(self) -> int:
-        return len(self._value)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-
-def reveal(secret: str | SecretLike | None) -> str | None:
-    """The plain value of ``secret``: a ``str``, a :class:`Secret`, or any object with
-    ``get_secret_value()`` (pydantic's ``SecretStr``); ``None`` stays ``None``."""
-    if secret is None or isinstance(secret, str):
-        return secret
-    getter = getattr(secret, "get_secret_value", None)
-    if getter is None:
-        raise ConfigError(
-            f"api_key must be a string or a secret string, not {type(secret).__name__}"
-        )
-    value = getter()
-    if not isinstance(value, str):
-        raise ConfigError(f"api_key must hold a string, not {type(value).__name__}")
-    return value
-
-
-def default_home(env: Mapping[str, str] | None = None) -> Path:
-    """The directory of the local emulator's files: ``$PODBOOK_HOME`` or ``~/.podbook``."""
-    env = os.environ if env is None else env
-    raw = env.get("PODBOOK_HOME", "").strip()
-    return Path(raw).expanduser() if raw else Path.home() / ".podbook"
 
 
 def runpod_config_path() -> Path:

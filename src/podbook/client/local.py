@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from podbook.client.config import Secret, default_home
+from podbook.client.home import default_home
+from podbook.client.secret import Secret
 from podbook.errors import LocalEmulatorError
 
 __all__ = [
