@@ -91,7 +91,13 @@ class Operation(Generic[P, T]):
         types: Mapping[str, str] | None = None,
     ) -> None:
         self.build = build
-        self._builder_names = {new: old for old, new in (rename or {}).items()}
+        built = inspect.signature(build)
+        self._builder_names = {  # only names a caller may pass by keyword
+            new: old
+            for old, new in (rename or {}).items()
+            if old in built.parameters
+            and built.parameters[old].kind is not inspect.Parameter.POSITIONAL_ONLY
+        }
 
         def send(resource: SyncResource, /, *args: Any, **kwargs: Any) -> T:
             return resource._request(self._call(args, kwargs))
@@ -104,7 +110,6 @@ class Operation(Generic[P, T]):
                 return annotation
             return _TYPE_VARIABLE.sub(lambda m: (types or {}).get(m[0], m[0]), annotation)
 
-        built = inspect.signature(build)
         params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
         params += [
             p.replace(name=(rename or {}).get(p.name, p.name), annotation=named(p.annotation))
