@@ -110,7 +110,11 @@ class Operation(Generic[P, T]):
                 return annotation
             return _TYPE_VARIABLE.sub(lambda m: (types or {}).get(m[0], m[0]), annotation)
 
-        params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+        kinds = [p.kind for p in built.parameters.values()]
+        first = inspect.Parameter.POSITIONAL_ONLY  # self comes before any positional-only one
+        if inspect.Parameter.POSITIONAL_ONLY not in kinds:
+            first = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [inspect.Parameter("self", first)]
         params += [
             p.replace(name=(rename or {}).get(p.name, p.name), annotation=named(p.annotation))
             for p in built.parameters.values()
@@ -137,7 +141,7 @@ class Operation(Generic[P, T]):
             method.__qualname__ = f"{owner.__qualname__}.{name}"
 
     @overload
-    def __get__(self, resource: None, owner: type) -> Operation[P, T]: ...
+    def __get__(self, resource: None, owner: type) -> Callable[..., Any]: ...
 
     @overload
     def __get__(self, resource: SyncResource, owner: type) -> Callable[P, T]: ...
@@ -148,8 +152,10 @@ class Operation(Generic[P, T]):
     ) -> Callable[P, Coroutine[Any, Any, T]]: ...
 
     def __get__(self, resource: Any, owner: type) -> Any:
+        """The bound method on a resource; on its class, the function (as for a ``def``), so
+        that ``help()`` and documentation tools list it as a method."""
         if resource is None:
-            return self
+            return self._async if issubclass(owner, AsyncResource) else self._sync
         method = self._async if isinstance(resource, AsyncResource) else self._sync
         return MethodType(method, resource)
 
