@@ -105,10 +105,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-KNOWN_CYCLES = [
-    # podbook.worker.lb.command imports its helpers from podbook.worker.cli, which starts it.
-    ["podbook.worker.cli", "podbook.worker.lb.command"],
-]
+KNOWN_CYCLES: list[list[str]] = []
 """Cycles of lazy imports left to their owners; this list may only shrink."""
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import signal
 import sys
@@ -23,13 +22,17 @@ from typing import Any
 
 from podbook.cliargs import positive_seconds
 from podbook.errors import PodbookError
+from podbook.worker.startup import (
+    configure_logging,
+    endpoint_credentials,
+    explain_not_found,
+    fail,
+    hide_user_key,
+    key_for,
+    logger,
+)
 
 __all__ = ["add_worker_commands", "run_worker", "run_worker_env"]
-
-logger = logging.getLogger("podbook.worker")
-
-USER_KEY_VARIABLES = ("RUNPOD_API_KEY", "PODBOOK_API_KEY")
-"""Removed from the worker's environment once its worker key is known."""
 
 
 def _concurrency(text: str) -> int:
@@ -118,58 +121,6 @@ def add_worker_commands(commands: Any) -> None:
     env.set_defaults(run=run_worker_env)
 
 
-def _client(url: str | None) -> Any:
-    from podbook.client import Client
-
-    return Client(url=url) if url else Client()
-
-
-def fail(command: str, message: object, code: int = 2) -> int:
-    """Print ``podbook COMMAND: message`` on stderr; return ``code``."""
-    print(f"podbook {command}: {message}", file=sys.stderr)
-    return code
-
-
-def _key_for(endpoint: str, url: str | None) -> tuple[str, str]:
-    """``(queue_url, worker key)`` fetched with the user's client."""
-    from podbook.worker.keys import fetch_worker_key, require_local
-
-    with _client(url) as client:
-        require_local(client, "podbook worker")
-        return client.settings.queue_url, fetch_worker_key(client, endpoint)
-
-
-def _explain_not_found(endpoint: str, *, lb: bool = False) -> str:
-    if lb:
-        how = f'POST /v2/serverless with {{"name": "{endpoint}", "type": "LOAD_BALANCER"}}'
-    else:
-        how = f"POST /v2/serverless, `podbook emulator --endpoint {endpoint}`"
-    return f"endpoint {endpoint!r} does not exist; create it ({how}) or check the id"
-
-
-def endpoint_credentials(endpoint: str, url: str | None, *, lb: bool = False) -> tuple[str, str]:
-    """``(queue_url, worker key)`` for ``--endpoint``: ``RUNPOD_AI_API_KEY`` and ``--url``
-    when both are given, else what the user's client fetches from the local emulator."""
-    from podbook.errors import ConfigError, NotFound
-
-    key = os.environ.get("RUNPOD_AI_API_KEY", "").strip()
-    if not key or not url:
-        try:
-            url_found, fetched = _key_for(endpoint, url)
-        except NotFound:
-            raise ConfigError(_explain_not_found(endpoint, lb=lb)) from None
-        url = url or url_found
-        key = key or fetched
-    return url, key
-
-
-def hide_user_key(worker_key: str) -> None:
-    """The worker's code sees the worker key (as a runpod worker does), never the user's."""
-    os.environ["RUNPOD_AI_API_KEY"] = worker_key
-    for name in USER_KEY_VARIABLES:
-        os.environ.pop(name, None)
-
-
 def worker_config(args: argparse.Namespace) -> Any:
     """The :class:`WorkerConfig` the arguments and environment describe."""
     from podbook.errors import ConfigError
@@ -197,15 +148,6 @@ def worker_config(args: argparse.Namespace) -> Any:
             "variables (`podbook worker-env ENDPOINT` prints them)"
         )
     return WorkerConfig.from_env(env, **options)
-
-
-def configure_logging(verbose: bool) -> None:
-    """Worker log lines on stderr (``-v``: every job, or every request of an app)."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s podbook worker: %(message)s", "%H:%M:%S"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
-    logger.propagate = False
 
 
 async def _serve(runner: Any) -> str:
@@ -274,9 +216,9 @@ def run_worker_env(args: argparse.Namespace) -> int:
     from podbook.worker.env import format_exports, runpod_config_note, worker_env
 
     try:
-        queue_url, key = _key_for(args.endpoint, args.url)
+        queue_url, key = key_for(args.endpoint, args.url)
     except NotFound:
-        return fail("worker-env", _explain_not_found(args.endpoint))
+        return fail("worker-env", explain_not_found(args.endpoint))
     except PodbookError as exc:
         return fail("worker-env", exc)
     env = worker_env(

@@ -21,17 +21,17 @@ import signal
 from typing import Any
 
 from podbook.errors import ConfigError, PodbookError
-from podbook.worker.cli import (
-    configure_logging,
-    endpoint_credentials,
-    fail,
-    hide_user_key,
-)
 from podbook.worker.config import new_worker_id
 from podbook.worker.lb.apps import load_app
 from podbook.worker.lb.listen import ListenPlan
 from podbook.worker.lb.registration import Registered
 from podbook.worker.lb.server import AppServer, AppWorkerConfig
+from podbook.worker.startup import (
+    configure_logging,
+    endpoint_credentials,
+    fail,
+    hide_user_key,
+)
 
 __all__ = ["run_app_worker"]
 
