@@ -9,7 +9,10 @@ the target of issue 2 §6:
   through bare httpx, and against the trivial app (same response bytes, so the HTTP work is
   equal and the difference is what the emulator does);
 - the p50 of listing 1,000 pods (``GET /v2/pods``), through the client and bare httpx;
-- the emulator's resident memory holding 1,000 pods (psutil).
+- the emulator's resident memory holding 1,000 pods (psutil);
+- the panel path, in process: parsing that list into 1,000 ``Pod``s and dumping them back to
+  wire dicts as a panel refresh does, beside the same pod record built from plain pydantic
+  models (a model per nested leaf instead of ``@response_record`` dataclasses).
 
 Reads are sequential, each side on its own keep-alive connection (the client and the server
 share the machine's cores). A breakdown after the table says where the time goes when a target is
@@ -25,17 +28,22 @@ cost without any scheduling noise.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import operator
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import types
+import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _common import emulator, free_port, stop_group, wait_until
@@ -48,6 +56,8 @@ TARGET_CLIENT_OVERHEAD = 0.15  # the client adds at most 15% over bare httpx
 TARGET_EMULATOR_SHARE = 0.50  # the emulator reaches at least 50% of the trivial app's rate
 TARGET_LIST_MS = 50.0  # listing 1,000 pods takes at most 50 ms
 TARGET_RSS_MB = 150.0  # the emulator holds 1,000 pods in at most 150 MB
+TARGET_DUMP_MS = 16.0  # dumping 1,000 pods for a panel refresh takes at most 16 ms (issue 12)
+TARGET_PARSE_MS = 26.0  # ... while parsing them keeps its gain: at most about 26 ms
 
 
 # --- timing ----------------------------------------------------------------------------------
@@ -251,6 +261,76 @@ def interleaved(
     return {name: Timing(values) for name, values in seconds.items()}
 
 
+# --- the panel path ------------------------------------------------------------------------
+
+
+def plain_model_twin(model: type[Any]) -> type[Any]:
+    """``model`` rebuilt with every ``@response_record`` leaf in its fields, at any depth, as
+    a plain :class:`ResponseModel`: the pod record as it was before its leaves became
+    dataclasses, built from the same field declarations (no second copy of the schema)."""
+    from pydantic import create_model
+    from pydantic.dataclasses import is_pydantic_dataclass
+
+    from podbook.api import ResponseModel
+
+    def twin(annotation: Any) -> Any:
+        args = typing.get_args(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            return functools.reduce(operator.or_, map(twin, args))
+        if typing.get_origin(annotation) is list:
+            return list[twin(args[0])]  # type: ignore[misc]
+        return rebuilt(annotation) if is_pydantic_dataclass(annotation) else annotation
+
+    @functools.cache
+    def rebuilt(cls: type[Any], base: type[Any] = ResponseModel) -> type[Any]:
+        fields = {
+            name: (twin(field.annotation), ... if field.is_required() else field.default)
+            for name, field in cls.__pydantic_fields__.items()
+        }
+        return create_model(cls.__name__, __base__=base, **fields)  # type: ignore[call-overload]
+
+    return rebuilt(model, model.__base__)
+
+
+@dataclass(frozen=True)
+class PanelPath:
+    """Median ms to parse a 1,000-pod list body and to dump its pods to wire dicts, for the
+    current pod record and for its plain-model twin."""
+
+    parse: float
+    dump: float
+    plain_parse: float
+    plain_dump: float
+
+
+def panel_path(list_bytes: bytes, count: int, rounds: int) -> PanelPath:
+    """Time, alternating the two records call by call, what a panel refresh does with a list
+    of pods: the client's parse from bytes (collector paused, as the client does) and the
+    dump of every pod to its wire dict, as ``podbook.notebook.panels.data.to_wire`` does
+    (not imported: its package imports anywidget, which imports ``queue``, shadowed here by
+    ``bench/queue.py``)."""
+    from podbook.api import Pod
+    from podbook.client.resources.base import ListParser
+
+    def to_wire(pod: Any) -> dict[str, Any]:
+        return pod.model_dump(mode="json", by_alias=True)
+
+    current, plain = ListParser(Pod, "pods"), ListParser(plain_model_twin(Pod), "pods")
+    pods, plain_pods = current.from_json(list_bytes), plain.from_json(list_bytes)
+    timings = interleaved(
+        {
+            "parse": lambda: current.from_json(list_bytes),
+            "plain_parse": lambda: plain.from_json(list_bytes),
+            "dump": lambda: [to_wire(pod) for pod in pods],
+            "plain_dump": lambda: [to_wire(pod) for pod in plain_pods],
+        },
+        count,
+        3,
+        rounds,
+    )
+    return PanelPath(**{name: timing.p50 for name, timing in timings.items()})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -346,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         pod_bytes, list_bytes, pod_headers, pod_path, pod_id, reads=2000, lists=args.lists
     )
     cpu_bare, cpu_client = replayed["bare"], replayed["client"]
+    panel = panel_path(list_bytes, args.lists, args.rounds)
     load_after = os.getloadavg()[0]
 
     rc, rb, rt = r["client"], r["bare"], r["trivial"]
@@ -419,6 +500,20 @@ def main(argv: list[str] | None = None) -> int:
         f"  client per list of {HOLD_PODS:,} pods, replayed in process (no network, no emulator):"
         f" bare httpx + .json() {replayed['bare_list'] * 1e3:.1f} ms, podbook Client"
         f" {replayed['client_list'] * 1e3:.1f} ms ({replayed['client_list'] / replayed['bare_list']:.2f}x)"
+    )
+    print(
+        f"panel path, in process, {HOLD_PODS:,} pods, alternating call by call,"
+        f" {args.rounds * args.lists} each (plain = a pydantic model per nested leaf):"
+    )
+    print(
+        f"  parse the list from bytes   p50 {panel.parse:6.1f} ms   plain models {panel.plain_parse:6.1f} ms"
+        f" ({panel.parse / panel.plain_parse:.2f}x)   target ≤ {TARGET_PARSE_MS:.0f} ms"
+        f" and faster than plain   {verdict(panel.parse <= TARGET_PARSE_MS and panel.parse < panel.plain_parse)}"
+    )
+    print(
+        f"  dump every pod to its wire  p50 {panel.dump:6.1f} ms   plain models {panel.plain_dump:6.1f} ms"
+        f" ({panel.dump / panel.plain_dump:.2f}x)   target ≤ {TARGET_DUMP_MS:.0f} ms"
+        f" and ≤ plain   {verdict(panel.dump <= TARGET_DUMP_MS and panel.dump <= panel.plain_dump)}"
     )
     print(f"  (creating {HOLD_PODS:,} pods through the API took {create_seconds:.1f} s)")
     return 0

@@ -119,6 +119,20 @@ def test_unknown_fields_from_the_service_are_kept():
     assert to_wire(pod) == data
 
 
+def test_a_full_dump_of_the_pod_record_reads_like_the_service_answer():
+    """What a panel shows: ``model_dump`` (no ``exclude_unset``) of a record whose leaves have
+    unset optional fields and unknown properties."""
+    data = copy.deepcopy(RUNNING_CPU_POD)
+    data["globalNetworking"] = {"enabled": False}
+    data["runtime"]["ports"][0]["mapped"] = True
+    data["ssh"]["direct"] = None
+    dumped = Pod.model_validate(data).model_dump(mode="json", by_alias=True)
+    assert dumped["globalNetworking"] == {"enabled": False}
+    assert dumped["runtime"]["ports"][0] == {**data["runtime"]["ports"][0], "mapped": True}
+    assert dumped["ssh"] == {"proxy": data["ssh"]["proxy"], "direct": None}
+    assert dumped["runtime"]["gpus"] == [{"util": 94, "memoryUtil": 78}]
+
+
 def test_running_cpu_pod_with_cluster_runtime_and_global_networking():
     pod = Pod.model_validate(RUNNING_CPU_POD)
     assert pod.gpu is None and pod.cpu.memory == 8 and pod.cpu.vcpu_count == 4

@@ -8,20 +8,15 @@ fields over time, so unknown properties are kept rather than refused.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
+from functools import partial
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, SchemaSerializer, core_schema
 
 from .secrets import mask_env
 
@@ -89,6 +84,12 @@ RECORD_CONFIG = ConfigDict(
     alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, extra="allow"
 )
 
+_IS_NONE = partial(operator.is_, None)
+"""``value is None`` as a C callable: pydantic-core calls it without a Python frame."""
+
+_ATTRIBUTES = operator.attrgetter("__dict__")
+"""A record's attributes, known and unknown, as a C callable."""
+
 
 def response_record(cls: type[T]) -> type[T]:
     """Make ``cls`` a small nested response record: a pydantic dataclass, not a model.
@@ -101,34 +102,37 @@ def response_record(cls: type[T]) -> type[T]:
     as attributes and dumped back, optional fields left ``None`` are omitted as the service
     omits them; there is no ``model_dump`` on the record itself (dump the model that holds
     it, or use ``pydantic.TypeAdapter``).
+
+    Dumping stays in pydantic-core: the record is serialized as its attribute dict against a
+    typed-dict schema of its fields that allows extra keys, so no Python code runs per record
+    (a Python serializer per leaf made dumping 1,000 pods for a panel refresh take 42 ms
+    instead of 16 ms).
     """
-    known = frozenset(cls.__annotations__)
-    optional = tuple(
-        (name, to_camel(name)) for name in cls.__annotations__ if _defaults_to_none(cls, name)
+    record = dataclass(config=RECORD_CONFIG)(cls)
+    schema = record.__pydantic_core_schema__
+    target = schema["schema"] if schema["type"] == "definitions" else schema
+    assert target["type"] == "dataclass", target["type"]
+    fields = {
+        field["name"]: core_schema.typed_dict_field(
+            field["schema"],
+            required=False,
+            serialization_alias=field.get("serialization_alias"),
+            serialization_exclude_if=_IS_NONE if _defaults_to_none(field["schema"]) else None,
+        )
+        for field in target["schema"]["fields"]
+    }
+    wire = core_schema.typed_dict_schema(
+        fields, extra_behavior="allow", config=target.get("config")
     )
-
-    def as_wire(self: Any, handler: SerializerFunctionWrapHandler) -> Any:
-        """Omit optional fields that are ``None`` (as the service does) and keep unknown ones."""
-        data = handler(self)
-        if isinstance(data, dict):
-            for name, alias in optional:
-                for key in (name, alias):
-                    if key in data and data[key] is None:
-                        del data[key]
-            for key, value in vars(self).items():
-                if key not in known:
-                    data[key] = value
-        return data
-
-    cls.as_wire = model_serializer(mode="wrap")(as_wire)  # type: ignore[attr-defined]
-    return dataclass(config=RECORD_CONFIG)(cls)
+    target["serialization"] = core_schema.plain_serializer_function_ser_schema(
+        _ATTRIBUTES, return_schema=wire
+    )
+    record.__pydantic_serializer__ = SchemaSerializer(schema, target.get("config"))
+    return record
 
 
-def _defaults_to_none(cls: type, name: str) -> bool:
-    default = cls.__dict__.get(name, ...)
-    if isinstance(default, FieldInfo):
-        default = default.default
-    return default is None
+def _defaults_to_none(schema: core_schema.CoreSchema) -> bool:
+    return schema["type"] == "default" and schema.get("default", ...) is None
 
 
 def _reject_null(value: Any) -> Any:
