@@ -148,6 +148,34 @@ def test_queue_openapi_document_is_served_and_describes_every_queue_route(
         assert f"/v2/{{endpoint_id}}/{op}/{{job_id}}" in paths
 
 
+def test_queue_openapi_document_documents_the_stream_cursor_and_its_answers_conform(
+    emulator: Any, http: httpx.Client
+) -> None:
+    document = httpx.get(f"{emulator.url}/openapi/queue.json", timeout=10).json()
+    stream = document["paths"]["/v2/{endpoint_id}/stream/{job_id}"]
+    for method in ("get", "post"):
+        cursor = {p["name"]: p for p in stream[method]["parameters"]}["cursor"]
+        assert cursor["in"] == "query" and cursor["schema"]["minimum"] == 0
+        assert "400" in stream[method]["responses"]
+    answer = document["components"]["schemas"]["StreamResponse"]
+    assert {"cursor", "next"} <= set(answer["properties"])
+
+    job = http.post(
+        "/v2/stream-demo/run", json={"input": {"prompt": "c", "max_tokens": 5, "delay_ms": 0}}
+    )
+    job_id = job.json()["id"]
+    assert http.get(f"/v2/stream-demo/status-sync/{job_id}").json()["status"] == "COMPLETED"
+    schema = {"$ref": "#/components/schemas/StreamResponse", "components": document["components"]}
+    first = http.get(f"/v2/stream-demo/stream/{job_id}", params={"cursor": 0}).json()
+    again = http.post(f"/v2/stream-demo/stream/{job_id}", params={"cursor": 2}).json()
+    for body in (first, again):
+        jsonschema.Draft202012Validator(schema).validate(body)
+    assert first["cursor"] == 0 and first["next"] == len(first["stream"]) >= 5
+    assert again["cursor"] == 2 and again["stream"] == first["stream"][2:]
+    refused = http.get(f"/v2/stream-demo/stream/{job_id}", params={"cursor": "-1"})
+    assert refused.status_code == 400 and "cursor" in refused.json()["error"]
+
+
 @pytest.mark.parametrize(
     ("path", "query"),
     [

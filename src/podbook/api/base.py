@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetJsonSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, SchemaSerializer, core_schema
 
 from .secrets import mask_env
@@ -141,8 +142,22 @@ def _reject_null(value: Any) -> Any:
     return value
 
 
-Omittable = Annotated[T | None, AfterValidator(_reject_null)]
-"""A property that may be omitted but, when sent, must not be ``null``."""
+class _NeverNull:
+    """JSON-schema hook of :data:`Omittable`: the type documented without its ``null``."""
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        documented = handler(schema)
+        options = [o for o in documented.get("anyOf", ()) if o != {"type": "null"}]
+        if len(options) != 1:
+            return documented
+        rest = {key: value for key, value in documented.items() if key != "anyOf"}
+        return {**options[0], **rest}
+
+
+Omittable = Annotated[T | None, AfterValidator(_reject_null), _NeverNull()]
+"""A property that may be omitted but, when sent, must not be ``null`` (nor documented so)."""
 
 
 def to_wire(model: BaseModel) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, ConfigDict, Field, SecretStr, field_serializer
+from pydantic import AfterValidator, ConfigDict, Field, SecretStr, WithJsonSchema, field_serializer
 from pydantic_core import PydanticCustomError
 
 from .base import Omittable, RequestModel, ResponseModel
@@ -41,6 +41,7 @@ __all__ = [
     "RUN_MAX_BYTES",
     "RUN_RETENTION_MS",
     "STREAM_CHUNK_MAX_BYTES",
+    "STREAM_CURSOR_MAX",
     "STREAM_METRIC_FIELDS",
     "STREAM_WAIT_DEFAULT_MS",
     "TERMINAL_JOB_STATUSES",
@@ -104,6 +105,8 @@ WAIT_DEFAULT_MS = 90_000
 STREAM_WAIT_DEFAULT_MS = 10_000
 """How long one ``/stream/{id}`` call holds while there is no chunk and no end (long-poll);
 ``?wait=`` (``WAIT_MIN_MS``..``WAIT_MAX_MS``) changes it."""
+STREAM_CURSOR_MAX = 10**18 - 1
+"""Largest ``/stream/{id}?cursor=`` the emulator reads (at most 18 decimal digits)."""
 
 _DAY_MS = 86_400_000
 EXECUTION_TIMEOUT_MIN_MS = 5_000
@@ -206,14 +209,33 @@ def parse_ms_query(name: str, raw: str | None, *, default: int | None = None) ->
     return checks[name](int(text))
 
 
-def _policy_range(name: str, low: int, high: int) -> AfterValidator:
+def _policy_range(name: str, low: int, high: int) -> Any:
+    """Integer ms within ``low``..``high``: refused with the one range message, documented
+    as ``minimum``/``maximum`` in the JSON schema."""
+
     def check(value: int) -> int:
         if not low <= value <= high:
             raise PydanticCustomError("ms_range", _range_message(low, high))
         return value
 
     check.__name__ = f"check_{name}"
-    return AfterValidator(check)
+    documented = {"type": "integer", "minimum": low, "maximum": high}
+    return Annotated[int, AfterValidator(check), WithJsonSchema(documented)]
+
+
+# What the JSON schema documents without the model checking it (responses stay tolerant).
+_NonNegative = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0})]
+_Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+_Status = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "type": "string",
+            "enum": list(JOB_STATUSES),
+            "description": "The job's status (a client keeps one it does not know as given).",
+        }
+    ),
+]
 
 
 # --- request models ------------------------------------------------------------------------
@@ -227,13 +249,10 @@ class JobPolicy(RequestModel):
     """
 
     execution_timeout: Omittable[
-        Annotated[
-            int,
-            _policy_range("executionTimeout", EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS),
-        ]
+        _policy_range("executionTimeout", EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS)
     ] = None
     low_priority: Omittable[bool] = None
-    ttl: Omittable[Annotated[int, _policy_range("ttl", TTL_MIN_MS, TTL_MAX_MS)]] = None
+    ttl: Omittable[_policy_range("ttl", TTL_MIN_MS, TTL_MAX_MS)] = None
 
 
 class S3Config(RequestModel):
@@ -276,6 +295,13 @@ def _check_webhook(value: str) -> str:
     return value
 
 
+_WebhookUrl = Annotated[
+    str,
+    AfterValidator(_check_webhook),
+    WithJsonSchema({"type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"}),
+]
+
+
 class JobSubmission(RequestModel):
     """Body of ``POST /run`` and ``POST /runsync``: ``{input, webhook?, policy?, s3Config?}``.
 
@@ -283,13 +309,25 @@ class JobSubmission(RequestModel):
     refused (422), ``null`` for an optional property too.
     """
 
-    input: dict[str, Any]
-    webhook: Omittable[Annotated[str, AfterValidator(_check_webhook)]] = None
+    model_config = ConfigDict(json_schema_extra={"examples": [{"input": {"prompt": "hello"}}]})
+
+    input: dict[str, Any] = Field(
+        description="The handler's parameters.", examples=[{"prompt": "hello"}]
+    )
+    webhook: Omittable[_WebhookUrl] = Field(
+        default=None, description="Called with the job's record once it has ended."
+    )
     policy: Omittable[JobPolicy] = None
     s3_config: Omittable[S3Config] = None
 
 
 # --- response models -----------------------------------------------------------------------
+
+
+def _always_sent(*names: str) -> ConfigDict:
+    """Document ``names`` as required in the JSON schema: the service always sends them,
+    while the model still reads an answer without them."""
+    return ConfigDict(json_schema_extra={"required": list(names)})
 
 
 class _SnakeCaseResponse(ResponseModel):
@@ -374,9 +412,9 @@ class JobRecord(ResponseModel):
     """
 
     id: str
-    status: str
-    delay_time: int | None = None
-    execution_time: int | None = None
+    status: _Status
+    delay_time: _NonNegative | None = Field(default=None, description="ms spent in the queue.")
+    execution_time: _NonNegative | None = Field(default=None, description="ms of execution.")
     output: Any = None
     error: Any = None
     worker_id: str | None = None
@@ -428,6 +466,8 @@ class TextChunkOutput(_SnakeCaseResponse):
 class StreamChunk(ResponseModel):
     """One streamed item: ``{"output": <chunk>, "metrics"?: {...}}``."""
 
+    model_config = _always_sent("output")
+
     output: Any = None
     metrics: dict[str, Any] | None = None
 
@@ -441,11 +481,19 @@ class StreamResponse(ResponseModel):
     the index to ask for next.
     """
 
-    status: str
+    model_config = _always_sent("status", "stream")
+
+    status: _Status
     stream: list[StreamChunk] = Field(default_factory=list)
     id: str | None = None
-    cursor: int | None = None
-    next: int | None = None
+    cursor: _NonNegative | None = Field(
+        default=None,
+        description="With ?cursor=N (emulator extension): the index of the first chunk here.",
+    )
+    next: _NonNegative | None = Field(
+        default=None,
+        description="With ?cursor=N (emulator extension): the cursor to ask for next.",
+    )
 
     @property
     def is_terminal(self) -> bool:
@@ -456,22 +504,28 @@ class StreamResponse(ResponseModel):
 class HealthJobs(ResponseModel):
     """Job counts of ``/health``."""
 
-    completed: int = 0
-    failed: int = 0
-    in_progress: int = 0
-    in_queue: int = 0
-    retried: int = 0
+    model_config = _always_sent("completed", "failed", "inProgress", "inQueue", "retried")
+
+    completed: _NonNegative = 0
+    failed: _NonNegative = 0
+    in_progress: _NonNegative = 0
+    in_queue: _NonNegative = 0
+    retried: _NonNegative = 0
 
 
 class HealthWorkers(ResponseModel):
     """Worker counts of ``/health`` (the service may add ``initializing``, ``ready``, ...)."""
 
-    idle: int = 0
-    running: int = 0
+    model_config = _always_sent("idle", "running")
+
+    idle: _NonNegative = 0
+    running: _NonNegative = 0
 
 
 class HealthResponse(ResponseModel):
     """``GET /health``: ``{"jobs": {...}, "workers": {...}}``."""
+
+    model_config = _always_sent("jobs", "workers")
 
     jobs: HealthJobs = Field(default_factory=HealthJobs)
     workers: HealthWorkers = Field(default_factory=HealthWorkers)
@@ -480,14 +534,16 @@ class HealthResponse(ResponseModel):
 class PurgeResponse(ResponseModel):
     """``POST /purge-queue``: ``{"removed": N, "status": "completed"}``."""
 
-    removed: int
+    model_config = _always_sent("removed", "status")
+
+    removed: _NonNegative
     status: str = "completed"
 
 
 class QueueError(ResponseModel):
     """A queue error body: ``{"error": "<one line>"}`` (not problem+json)."""
 
-    error: str
+    error: str = Field(json_schema_extra={"minLength": 1})
 
 
 REQUESTS_MAX_ITEMS = 100
@@ -504,12 +560,12 @@ class RequestRecord(ResponseModel):
     """
 
     id: str
-    status: str
-    created_at: str | None = None
-    started_at: str | None = None
-    completed_at: str | None = None
-    delay_time: int | None = None
-    execution_time: int | None = None
+    status: _Status
+    created_at: _Timestamp | None = None
+    started_at: _Timestamp | None = None
+    completed_at: _Timestamp | None = None
+    delay_time: _NonNegative | None = None
+    execution_time: _NonNegative | None = None
     route: str | None = None
 
     @property
@@ -521,7 +577,11 @@ class RequestRecord(ResponseModel):
 class RequestsResponse(ResponseModel):
     """``GET /requests``: ``{"requests": [...]}``, newest first."""
 
-    requests: list[RequestRecord] = Field(default_factory=list)
+    model_config = _always_sent("requests")
+
+    requests: list[RequestRecord] = Field(
+        default_factory=list, json_schema_extra={"maxItems": REQUESTS_MAX_ITEMS}
+    )
 
 
 # --- submission and payload size -----------------------------------------------------------

@@ -1,11 +1,14 @@
 """The emulator's own OpenAPI 3.1 document for the client-facing queue routes.
 
 The public REST reference document has no queue operations, so the emulator describes
-``/v2/{endpoint_id}/run|runsync|status|stream|cancel|retry|purge-queue|health`` itself, from
-the seed and ``reference/queue-and-worker-protocol.md``, with the limits of
-:mod:`podbook.api.queue`; and ``status-sync``, the long-polling status read the service's JS
-SDK (``runpod-sdk``) sends when a ``/runsync`` answered before its job ended. Served without a key at ``GET /openapi/queue.json``; the
-conformance run (``scripts/conformance.py``) fuzzes the queue against it.
+``/v2/{endpoint_id}/run|runsync|status|stream|cancel|retry|purge-queue|health`` itself. The
+schemas are generated from the models of :mod:`podbook.api.queue` (the ones the client
+validates with and the broker answers from); only the operations are declared here, in one
+table. Also ``status-sync``, the long-polling status read the service's JS SDK
+(``runpod-sdk``) sends when a ``/runsync`` answered before its job ended, and the emulator's
+``?cursor=N`` extension of ``/stream`` (resumable reads). Served without a key at
+``GET /openapi/queue.json``; the conformance run (``scripts/conformance.py``) fuzzes the
+queue against it.
 
 Also ``/requests`` (an emulator-defined shape: the service documents none) and the
 OpenAI-compatible route ``/openai/v1/chat/completions|completions|models``: the request
@@ -18,20 +21,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 from starlette.responses import Response
 
 import podbook
 from podbook.api.queue import (
-    EXECUTION_TIMEOUT_MAX_MS,
-    EXECUTION_TIMEOUT_MIN_MS,
-    JOB_STATUSES,
     REQUESTS_MAX_ITEMS,
+    STREAM_CURSOR_MAX,
     TTL_MAX_MS,
     TTL_MIN_MS,
     WAIT_DEFAULT_MS,
     WAIT_MAX_MS,
     WAIT_MIN_MS,
+    HealthResponse,
+    JobRecord,
+    JobSubmission,
+    PurgeResponse,
+    QueueError,
+    RequestsResponse,
+    StreamResponse,
 )
 from podbook.emulator.jsonresp import json_response
 
@@ -128,6 +138,18 @@ _STREAM_WAIT = _ms_query(
     "wait", WAIT_MIN_MS, WAIT_MAX_MS, None, "How long the call holds while no chunk arrived."
 )
 _TTL = _ms_query("ttl", TTL_MIN_MS, TTL_MAX_MS, None, "Sets the job's time to live, in ms.")
+_CURSOR = {
+    "name": "cursor",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "integer", "minimum": 0, "maximum": STREAM_CURSOR_MAX},
+    "description": (
+        "Emulator extension (resumable reads): answer the chunks from index N on (0 is the"
+        " job's first chunk) without draining them; the answer then carries `cursor` (the"
+        " index of its first chunk) and `next` (the cursor to ask for next). A read that"
+        " broke off asks again with the same cursor and loses nothing."
+    ),
+}
 
 
 def _op(
@@ -250,132 +272,59 @@ _OPENAI_SCHEMAS: dict[str, Any] = {
             },
         },
     },
-    "RequestsResponse": {
-        "type": "object",
-        "required": ["requests"],
-        "properties": {
-            "requests": {
-                "type": "array",
-                "maxItems": REQUESTS_MAX_ITEMS,
-                "items": {
-                    "type": "object",
-                    "required": ["id", "status", "createdAt"],
-                    "properties": {
-                        "id": {"type": "string"},
-                        "status": {"$ref": _REF + "JobStatus"},
-                        "createdAt": {"type": "string", "format": "date-time"},
-                        "startedAt": {"type": "string", "format": "date-time"},
-                        "completedAt": {"type": "string", "format": "date-time"},
-                        "delayTime": {"type": "integer", "minimum": 0},
-                        "executionTime": {"type": "integer", "minimum": 0},
-                        "route": {"type": "string"},
-                    },
-                },
-            }
-        },
-    },
 }
 
-_SCHEMAS: dict[str, Any] = {
-    "QueueError": {
-        "type": "object",
-        "required": ["error"],
-        "properties": {"error": {"type": "string", "minLength": 1}},
-    },
-    "JobPolicy": {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "executionTimeout": {
-                "type": "integer",
-                "minimum": EXECUTION_TIMEOUT_MIN_MS,
-                "maximum": EXECUTION_TIMEOUT_MAX_MS,
-            },
-            "lowPriority": {"type": "boolean"},
-            "ttl": {"type": "integer", "minimum": TTL_MIN_MS, "maximum": TTL_MAX_MS},
-        },
-    },
-    "S3Config": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["accessId", "accessSecret", "bucketName", "endpointUrl"],
-        "properties": {
-            name: {"type": "string", "minLength": 1}
-            for name in ("accessId", "accessSecret", "bucketName", "endpointUrl")
-        },
-    },
-    "JobSubmission": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["input"],
-        "properties": {
-            "input": {"type": "object", "example": {"prompt": "hello"}},
-            "webhook": {"type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"},
-            "policy": {"$ref": _REF + "JobPolicy"},
-            "s3Config": {"$ref": _REF + "S3Config"},
-        },
-        "example": {"input": {"prompt": "hello"}},
-    },
-    "JobStatus": {
-        "type": "string",
-        "enum": list(JOB_STATUSES),
-    },
-    "JobAccepted": {
-        "type": "object",
-        "required": ["id", "status"],
-        "properties": {"id": {"type": "string"}, "status": {"$ref": _REF + "JobStatus"}},
-    },
-    "JobRecord": {
-        "type": "object",
-        "required": ["id", "status"],
-        "properties": {
-            "id": {"type": "string"},
-            "status": {"$ref": _REF + "JobStatus"},
-            "delayTime": {"type": "integer", "minimum": 0},
-            "executionTime": {"type": "integer", "minimum": 0},
-            "output": {},
-            "error": {},
-            "workerId": {"type": ["string", "null"]},
-        },
-    },
-    "StreamResponse": {
-        "type": "object",
-        "required": ["status", "stream"],
-        "properties": {
-            "id": {"type": "string"},
-            "status": {"$ref": _REF + "JobStatus"},
-            "stream": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["output"],
-                    "properties": {"output": {}, "metrics": {"type": "object"}},
-                },
-            },
-        },
-    },
-    "PurgeResponse": {
-        "type": "object",
-        "required": ["removed", "status"],
-        "properties": {"removed": {"type": "integer", "minimum": 0}, "status": {"type": "string"}},
-    },
-    "HealthResponse": {
-        "type": "object",
-        "required": ["jobs", "workers"],
-        "properties": {
-            "jobs": {
-                "type": "object",
-                "required": ["completed", "failed", "inProgress", "inQueue", "retried"],
-                "additionalProperties": {"type": "integer", "minimum": 0},
-            },
-            "workers": {
-                "type": "object",
-                "required": ["idle", "running"],
-                "additionalProperties": {"type": "integer", "minimum": 0},
-            },
-        },
-    },
-}
+
+_MODELS: tuple[type[BaseModel], ...] = (
+    QueueError,
+    JobSubmission,
+    JobRecord,
+    StreamResponse,
+    PurgeResponse,
+    HealthResponse,
+    RequestsResponse,
+)
+"""The bodies of the queue operations; the models they hold are documented with them."""
+
+
+def queue_schemas() -> dict[str, Any]:
+    """``components.schemas`` of the queue routes, generated from :data:`_MODELS`."""
+    _, generated = models_json_schema(
+        [(model, "validation") for model in _MODELS], ref_template=_REF + "{model}"
+    )
+    return {name: _openapi_schema(schema) for name, schema in generated["$defs"].items()}
+
+
+def _openapi_schema(schema: Any) -> Any:
+    """A pydantic JSON schema as this document writes it: no generated titles, ``X | None``
+    as ``"type": [X, "null"]``, no ``null`` default on a property that cannot be null."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        key: (
+            {name: _openapi_schema(sub) for name, sub in value.items()}
+            if key == "properties"
+            else [_openapi_schema(sub) for sub in value]
+            if isinstance(value, list) and key in ("anyOf", "allOf", "oneOf")
+            else _openapi_schema(value)
+            if key in ("items", "additionalProperties")
+            else value
+        )
+        for key, value in schema.items()
+        if key != "title"
+    }
+    options = out.get("anyOf", [])
+    if len(options) == 2 and {"type": "null"} in options:
+        (typed,) = [option for option in options if option != {"type": "null"}]
+        if isinstance(typed.get("type"), str):
+            del out["anyOf"]
+            out = {**typed, **out, "type": [typed["type"], "null"]}
+    kinds = out.get("type", [])
+    if "default" in out and out["default"] is None and kinds and "null" not in kinds:
+        del out["default"]
+    if "$ref" in out and out.get("default", ...) is None:
+        del out["default"]
+    return out
 
 
 def queue_openapi() -> dict[str, Any]:
@@ -392,7 +341,7 @@ def queue_openapi() -> dict[str, Any]:
         "paths": {
             "/v2/{endpoint_id}/run": {
                 "parameters": [_ENDPOINT_ID],
-                "post": _op("run", "Queue a job", "JobAccepted", errors=_WRITE, body=True),
+                "post": _op("run", "Queue a job", "JobRecord", errors=_WRITE, body=True),
             },
             "/v2/{endpoint_id}/runsync": {
                 "parameters": [_ENDPOINT_ID],
@@ -424,26 +373,26 @@ def queue_openapi() -> dict[str, Any]:
                 **job,
                 "get": _op(
                     "stream",
-                    "Drain the chunks streamed since the last call",
+                    "Drain the chunks streamed since the last call (or read from ?cursor=N)",
                     "StreamResponse",
                     errors=_READ,
-                    params=(_STREAM_WAIT,),
+                    params=(_STREAM_WAIT, _CURSOR),
                 ),
                 "post": _op(
                     "streamPost",
                     "Drain the streamed chunks (POST form)",
                     "StreamResponse",
                     errors=_READ,
-                    params=(_STREAM_WAIT,),
+                    params=(_STREAM_WAIT, _CURSOR),
                 ),
             },
             "/v2/{endpoint_id}/cancel/{job_id}": {
                 **job,
-                "post": _op("cancel", "Cancel a job", "JobAccepted", errors=_WRITE),
+                "post": _op("cancel", "Cancel a job", "JobRecord", errors=_WRITE),
             },
             "/v2/{endpoint_id}/retry/{job_id}": {
                 **job,
-                "post": _op("retry", "Retry a failed job", "JobAccepted", errors=_WRITE),
+                "post": _op("retry", "Retry a failed job", "JobRecord", errors=_WRITE),
             },
             "/v2/{endpoint_id}/purge-queue": {
                 "parameters": [_ENDPOINT_ID],
@@ -496,7 +445,7 @@ def queue_openapi() -> dict[str, Any]:
         },
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-            "schemas": {**_SCHEMAS, **_OPENAI_SCHEMAS},
+            "schemas": {**queue_schemas(), **_OPENAI_SCHEMAS},
         },
     }
 
