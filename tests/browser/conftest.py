@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .jupyterlab import LabServer
+from .jupyterlab import LabServer, NotebookServer, kernel_env
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "browser"
@@ -65,7 +65,7 @@ def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]
 @pytest.fixture(scope="session")
 def lab_kernel_env(emulator: Any) -> dict[str, str]:
     """Environment for the lab's kernels: podbook pointed at the test emulator."""
-    return {"PODBOOK_URL": emulator.url, "RUNPOD_API_KEY": emulator.api_key}
+    return kernel_env(emulator)
 
 
 @pytest.fixture(scope="session")
@@ -73,12 +73,8 @@ def jupyter_lab(
     tmp_path_factory: pytest.TempPathFactory, lab_kernel_env: dict[str, str]
 ) -> Iterator[LabServer]:
     """A JupyterLab on a free loopback port with every Jupyter dir in a temp folder."""
-    lab = LabServer(base=tmp_path_factory.mktemp("jupyterlab"), kernel_env=lab_kernel_env)
-    lab.start()
-    try:
+    with LabServer(base=tmp_path_factory.mktemp("jupyterlab"), kernel_env=lab_kernel_env) as lab:
         yield lab
-    finally:
-        lab.stop()
 
 
 @pytest.fixture(scope="session")
@@ -90,15 +86,22 @@ def local_emulator(start_emulator: Any) -> Any:
 @pytest.fixture(scope="session")
 def local_lab(tmp_path_factory: pytest.TempPathFactory, local_emulator: Any) -> Iterator[LabServer]:
     """A JupyterLab whose kernels use the ``--runtime local`` emulator (SSH that connects)."""
-    lab = LabServer(
-        base=tmp_path_factory.mktemp("lab-local"),
-        kernel_env={"PODBOOK_URL": local_emulator.url, "RUNPOD_API_KEY": local_emulator.api_key},
-    )
-    lab.start()
-    try:
+    base = tmp_path_factory.mktemp("lab-local")
+    with LabServer(base=base, kernel_env=kernel_env(local_emulator)) as lab:
         yield lab
-    finally:
-        lab.stop()
+
+
+@pytest.fixture(scope="session")
+def notebook7(
+    tmp_path_factory: pytest.TempPathFactory, start_emulator: Any
+) -> Iterator[NotebookServer]:
+    """A Jupyter Notebook 7 whose kernels use an emulator of their own whose pods really run
+    (``--runtime local``: the quickstart SSHes into its pod). Its own, so that the workers the
+    notebooks serve by name (``demo``, ``flaky``...) never meet those of the lab's runs."""
+    emulator = start_emulator(extra_args=("--runtime", "local"))
+    base = tmp_path_factory.mktemp("notebook7")
+    with NotebookServer(base=base, kernel_env=kernel_env(emulator)) as server:
+        yield server
 
 
 @pytest.fixture

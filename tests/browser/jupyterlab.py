@@ -1,4 +1,5 @@
-"""A throw-away JupyterLab server for browser tests, and helpers to drive it with Playwright.
+"""A throw-away JupyterLab (or Jupyter Notebook 7) server for browser tests, and helpers to
+drive it with Playwright.
 
 Everything the server writes (config, runtime, settings, workspaces, IPython profile) lives in
 one temporary folder, so a test run never touches the user's Jupyter set-up. The recipe is the
@@ -8,6 +9,7 @@ can reach ``window.jupyterapp``, and a kernel-readiness wait before running cell
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -18,10 +20,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import nbformat
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from typing_extensions import Self
 
 # Variables that would point a kernel at the user's real cloud or real podbook home.
 _LEAKY_ENV = (
@@ -62,6 +66,11 @@ class LabServer:
     token: str = ""
     process: subprocess.Popen[bytes] | None = None
 
+    module: ClassVar[str] = "jupyterlab"
+    """What ``python -m`` runs."""
+    app_class: ClassVar[str] = "LabApp"
+    """The Jupyter app class whose ``expose_app_in_browser`` sets ``window.jupyterapp``."""
+
     @property
     def root_dir(self) -> Path:
         """The folder the lab serves; notebooks written here can be opened."""
@@ -100,10 +109,18 @@ class LabServer:
         env.update(self.kernel_env)
         self.port = free_port()
         self.token = secrets.token_hex(16)
-        cmd = [
+        log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            self.command(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+        self._wait_ready(timeout)
+
+    def command(self) -> list[str]:
+        """The server's command line: loopback, token auth, the app exposed to the page."""
+        return [
             sys.executable,
             "-m",
-            "jupyterlab",
+            self.module,
             "--no-browser",
             "--allow-root",
             "--ip=127.0.0.1",
@@ -111,13 +128,15 @@ class LabServer:
             "--port-retries=0",
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",
-            "--LabApp.expose_app_in_browser=True",
+            f"--{self.app_class}.expose_app_in_browser=True",
         ]
-        log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
-            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
-        self._wait_ready(timeout)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     def stop(self) -> None:
         """Stop the server (and its kernels) started by :meth:`start`."""
@@ -164,6 +183,58 @@ class LabServer:
             target = settings_dir / "@jupyterlab" / package
             target.mkdir(parents=True, exist_ok=True)
             (target / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
+
+
+@dataclass
+class NotebookServer(LabServer):
+    """A running Jupyter Notebook 7 (``python -m notebook``), set up like :class:`LabServer`.
+
+    Notebook 7 is built from JupyterLab's parts: the same settings folder and plugins, the
+    same output DOM, and with ``expose_app_in_browser`` the same ``window.jupyterapp``, whose
+    ``shell.currentWidget`` is the open notebook. It opens a notebook at ``/notebooks/<path>``
+    (its file browser is at ``/tree``).
+    """
+
+    module: ClassVar[str] = "notebook"
+    app_class: ClassVar[str] = "JupyterNotebookApp"
+
+    def notebook_url(self, name: str) -> str:
+        """URL that opens ``name`` (relative to the root) in Notebook 7's notebook page."""
+        return f"{self.url}/notebooks/{name}?token={self.token}"
+
+
+WIDGET_VIEWS_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  let expected = 0;
+  for (const cell of panel.content.widgets) {
+    if (cell.model.type !== 'code') continue;
+    const outputs = cell.model.outputs;
+    for (let i = 0; i < outputs.length; i++) {
+      const data = outputs.get(i).data || {};
+      if (data['application/vnd.jupyter.widget-view+json']) expected += 1;
+    }
+  }
+  // A widget output is an output panel without a MIME type; the view's root is in its widget.
+  const selector = '.jp-OutputArea-output:not([data-mime-type]) > .lm-Widget > [class*="podbook-"]';
+  const kind = (node) => [...node.classList].find((c) => c.startsWith('podbook-'));
+  return {expected, kinds: [...panel.node.querySelectorAll(selector)].map(kind)};
+}"""
+
+
+def every_view_rendered(page: Any, timeout_ms: int = 30_000) -> list[str]:
+    """Wait until every output of the open notebook that carries a widget view shows its
+    podbook view (not a fallback); the kind of each (``podbook-pod``, ``podbook-job``...)."""
+    check = f"() => {{ const r = ({WIDGET_VIEWS_JS})(); return r.kinds.length === r.expected; }}"
+    with contextlib.suppress(PlaywrightTimeout):  # the assertion below says what is missing
+        page.wait_for_function(check, timeout=timeout_ms, polling=250)
+    found = page.evaluate(WIDGET_VIEWS_JS)
+    assert len(found["kinds"]) == found["expected"], found
+    return [str(kind) for kind in found["kinds"]]
+
+
+def kernel_env(emulator: Any) -> dict[str, str]:
+    """Environment that points a server's kernels at ``emulator`` (no key in any notebook)."""
+    return {"PODBOOK_URL": emulator.url, "RUNPOD_API_KEY": emulator.api_key}
 
 
 def write_notebook(root: Path, name: str, cells: list[str | tuple[str, str]]) -> Path:
