@@ -115,8 +115,10 @@ test-ruff: setup-python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Three pytest-xdist workers on two cores: most tests wait on emulator processes and kernels.
+# --dist loadfile keeps a module's tests (and its module-scoped emulator) on one worker.
 test-python: setup-python setup-js setup-ssh
-	$(call pytest_stage,test-python,-m "not browser")
+	$(call pytest_stage,test-python,-m "not browser" -n 3 --dist loadfile)
 
 # The edit-test loop: no browser, no slow test (tests/conftest.py SLOW), three workers.
 test-fast: setup-python setup-ssh
