@@ -108,8 +108,10 @@ define pytest_stage
 endef
 
 # Every stage runs (-k) even when an earlier one failed; the run fails if any stage did.
+# The pytest and browser stages run side by side (-j2; each stage's output is printed whole
+# when it ends), then ruff and the JS tests.
 test: setup
-	$(MAKE) -k --no-print-directory test-ruff test-python test-browser test-js
+	$(MAKE) -k -j2 --output-sync=target --no-print-directory test-python test-browser test-ruff test-js
 
 test-ruff: setup-python
 	$(BIN)/ruff check .
