@@ -9,17 +9,8 @@ if command -v ssh >/dev/null 2>&1 && command -v scp >/dev/null 2>&1 \
   exit 0
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "error: the OpenSSH client is missing and installing it needs root: run 'apt-get install -y openssh-client' as root" >&2
-    exit 1
-  fi
-  sudo="sudo"
-fi
-echo "installing Debian's openssh-client (the quickstart and the pod SSH tests use it)"
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client
+"$(dirname "$0")/apt_install.sh" openssh-client "the OpenSSH client" \
+  "the quickstart and the pod SSH tests use it"
 
 if ! command -v ssh >/dev/null 2>&1; then
   echo "error: apt-get installed openssh-client but ssh is missing" >&2
