@@ -46,17 +46,19 @@ class Running:
         self.loop = loop
 
 
+def start_server(loop: BackgroundLoop, root: Path, **options: Any) -> PodJupyterServer:
+    """A pod Jupyter server with a sandbox under ``root``: on 127.0.0.1, any free port, the
+    pod password, unless ``options`` say otherwise (``host``, ``port``, ``password``, ``log``)."""
+    settings = {"host": "127.0.0.1", "port": 0, "password": PASSWORD, **options}
+    return loop.run(PodJupyterServer.start(sandbox=make_sandbox(root), **settings))
+
+
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """One pod Jupyter server for the module's tests (stopped at the end)."""
     loop = BackgroundLoop()
     lines: list[str] = []
-    sandbox = make_sandbox(tmp_path_factory.mktemp("podjupyter"))
-    server = loop.run(
-        PodJupyterServer.start(
-            host="127.0.0.1", port=0, sandbox=sandbox, password=PASSWORD, log=lines.append
-        )
-    )
+    server = start_server(loop, tmp_path_factory.mktemp("podjupyter"), log=lines.append)
     try:
         yield Running(server, lines, loop)
     finally:
@@ -169,11 +171,7 @@ def test_stop_leaves_no_process(tmp_path: Path) -> None:
     """A server with a kernel and a terminal (sessions of their own) stops completely."""
     loop = BackgroundLoop()
     try:
-        server = loop.run(
-            PodJupyterServer.start(
-                host="127.0.0.1", port=0, sandbox=make_sandbox(tmp_path), password=PASSWORD
-            )
-        )
+        server = start_server(loop, tmp_path)
         with client_of(server.url) as client:
             response = login(client, PASSWORD)
             assert response.status_code == 302
@@ -195,11 +193,7 @@ def test_stop_leaves_no_process(tmp_path: Path) -> None:
 def test_stop_kills_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
     loop = BackgroundLoop()
     try:
-        server = loop.run(
-            PodJupyterServer.start(
-                host="127.0.0.1", port=0, sandbox=make_sandbox(tmp_path), password=PASSWORD
-            )
-        )
+        server = start_server(loop, tmp_path)
         os.kill(server.pid, 19)  # SIGSTOP: a hung server does not act on SIGTERM
         tree = [psutil.Process(server.pid)]
         loop.run(server.stop(grace=0.5))
@@ -214,26 +208,11 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path, running: Running) -> Non
     loop = BackgroundLoop()
     try:
         with pytest.raises(RuntimeError, match="exited with") as info:
-            loop.run(
-                PodJupyterServer.start(
-                    host="127.0.0.1",
-                    port=running.server.port,
-                    sandbox=make_sandbox(tmp_path / "a"),
-                    password=PASSWORD,
-                )
-            )
+            start_server(loop, tmp_path / "a", port=running.server.port)
         assert "already in use" in str(info.value), "no log callback: the tail is in it"
         lines: list[str] = []
         with pytest.raises(RuntimeError) as info:
-            loop.run(
-                PodJupyterServer.start(
-                    host="127.0.0.1",
-                    port=running.server.port,
-                    sandbox=make_sandbox(tmp_path / "b"),
-                    password=PASSWORD,
-                    log=lines.append,
-                )
-            )
+            start_server(loop, tmp_path / "b", port=running.server.port, log=lines.append)
         assert "\n" not in str(info.value), "one line for the pod log"
         assert any("already in use" in line for line in lines)
     finally:
@@ -244,17 +223,9 @@ def test_loopback_only_and_a_password_required(tmp_path: Path) -> None:
     loop = BackgroundLoop()
     try:
         with pytest.raises(ValueError, match="loopback"):
-            loop.run(
-                PodJupyterServer.start(
-                    host="0.0.0.0", port=0, sandbox=make_sandbox(tmp_path), password=PASSWORD
-                )
-            )
+            start_server(loop, tmp_path, host="0.0.0.0")
         with pytest.raises(ValueError, match="password"):
-            loop.run(
-                PodJupyterServer.start(
-                    host="127.0.0.1", port=0, sandbox=make_sandbox(tmp_path / "b"), password=""
-                )
-            )
+            start_server(loop, tmp_path / "b", password="")
     finally:
         loop.close()
 
