@@ -195,6 +195,9 @@ class PodLogBook:
     def __init__(self, store: Store, settings: EmulatorSettings) -> None:
         self._store = store
         self._settings = settings
+        # Simulated pods get invented container lines; a real main process (the local runtime)
+        # writes its own.
+        self._invented = settings.runtime != "local"
         self._lock = threading.Lock()
         self._db = sqlite3.connect(
             store.path, check_same_thread=False, isolation_level=None, timeout=10.0
@@ -226,19 +229,17 @@ class PodLogBook:
             cursor[0],
             now,
             self._settings.log_interval_seconds,
-            services=self._settings.runtime != "local",
+            services=self._invented,
         )
         self._append(pod_id, events, now)
 
     def note_action(self, record: Record, action: str, now: float) -> None:
         """Before ``action`` changes the pod: its lines so far, then the action's own."""
         self.materialize(record, now)
-        # A real main process (the local runtime) writes its own container lines, if any.
-        invented = self._settings.runtime != "local"
         events = [
             (now, source, line)
             for source, line in ACTION_LINES.get(action, [])
-            if invented or source == "system"
+            if self._invented or source == "system"
         ]
         self._append(record["id"], events, now)
 
