@@ -105,3 +105,10 @@ def not_json(job):
 def environment(job):
     """What a handler can see of the keys in its environment."""
     return {name: os.environ.get(name) for name in ("RUNPOD_API_KEY", "RUNPOD_AI_API_KEY")}
+
+
+def big_pieces(job):
+    """Generator: yields ``count`` texts of ``size`` characters ``é`` (2 bytes each in UTF-8)."""
+    data = job["input"]
+    for _ in range(data.get("count", 2)):
+        yield "é" * data["size"]

@@ -37,6 +37,17 @@ def test_jobs_progress_results_and_chunks_go_over_the_push_socket(endpoint, star
     assert PUSHING in streamer.text()
 
 
+def test_chunks_over_1_mb_pushed_over_the_socket_are_split_as_over_http(endpoint, start_worker):
+    worker = start_worker(endpoint, "sample_handlers.py:big_pieces")
+    job_id = endpoint.run({"size": 600_000, "count": 2})  # two 1.2 MB chunks, one frame each
+    items, status = endpoint.stream(job_id)
+    assert status == "COMPLETED"
+    pieces = [item["output"] for item in items]
+    assert all(len(piece.encode()) <= 1_000_000 for piece in pieces)
+    assert "".join(pieces) == "é" * 1_200_000 and len(pieces) == 4
+    assert PUSHING in worker.text()
+
+
 def test_progress_shows_while_a_pushed_job_runs(endpoint, start_worker):
     start_worker(endpoint, "sample_handlers.py:handler")
     job_id = endpoint.run({"hold": 1.0})

@@ -109,8 +109,9 @@ class PushSession:
             if kind == "done":
                 self.broker.result(self.queue, self.worker_id, job_id, body)
             else:
-                single = isinstance(body, dict) and "stream" not in body
-                size = len(orjson.dumps(body.get("output"))) if single else 0  # type: ignore[union-attr]
+                # The body's size as the HTTP route measures it (the posted bytes), so a chunk
+                # over the limit is split the same way, alone or in a batch.
+                size = len(orjson.dumps(body))
                 self.broker.stream_chunk(self.queue, self.worker_id, job_id, body, size)
         except QueueError as error:
             await self.send(
