@@ -186,6 +186,15 @@ def test_refresh_worker_starts_a_fresh_process(endpoint, start_worker):
     assert worker.proc.poll() is None  # same supervised process id, still serving
 
 
+def test_sigterm_as_a_refresh_happens_stops_the_worker(endpoint, start_worker):
+    # The signal lands while the worker hands over to its fresh process: it must not be lost.
+    worker = start_worker(endpoint, "sample_handlers.py:refreshes")
+    assert endpoint.runsync({})["status"] == "COMPLETED"
+    started = time.monotonic()
+    assert worker.terminate(timeout=5) == 0
+    assert time.monotonic() - started < 5
+
+
 def test_sigterm_lets_the_running_job_finish_then_exits(endpoint, start_worker):
     worker = start_worker(endpoint, "sample_handlers.py:handler")
     job_id = endpoint.run({"hold": 0.8})

@@ -160,17 +160,43 @@ def _run_loop(main: Any) -> Any:
     return uvloop.run(main)
 
 
-async def _serve(runner: Any) -> str:
-    loop = asyncio.get_running_loop()
-    signals = 0
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    def on_signal() -> None:
-        nonlocal signals
-        signals += 1
-        runner.request_stop(force=signals > 1)
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
+class _StopSignals:
+    """SIGTERM and SIGINT of a serving worker: the first stops it after its running jobs, the
+    second at once. Plain Python handlers, not the loop's: a signal that comes while a refresh
+    hands over to a fresh process is still counted after the loop has closed."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def install(self, loop: asyncio.AbstractEventLoop, runner: Any) -> None:
+        """Route the stop signals to ``runner`` on ``loop``; let in any that a previous
+        process of this worker left pending (see :meth:`hold`)."""
+
+        def stop(force: bool) -> None:
+            runner.request_stop(force=force)
+
+        def on_signal(signum: int, frame: object) -> None:
+            self.count += 1
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(stop, self.count > 1)
+
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, on_signal)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+    def hold(self) -> bool:
+        """Block the stop signals before a refresh: one that comes from here on stays pending
+        (the mask and pending signals survive exec) until the fresh process installs its
+        handlers. True when a stop came before, so there is to be no refresh."""
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        return self.count > 0
+
+
+async def _serve(runner: Any, stops: _StopSignals) -> str:
+    stops.install(asyncio.get_running_loop(), runner)
     return await runner.run()
 
 
@@ -205,12 +231,13 @@ def run_worker(args: argparse.Namespace) -> int:
     except PodbookError as exc:
         return fail("worker", exc)
     runner = Runner(handler, config)
+    stops = _StopSignals()
     try:
-        reason = _run_loop(_serve(runner))
+        reason = _run_loop(_serve(runner, stops))
     except BrokerRefused as exc:
         _exit_now(1)
         return fail("worker", exc, 1)
-    if reason == "refresh":
+    if reason == "refresh" and not stops.hold():
         logger.info("worker %s: restarting as a fresh process", config.worker_id)
         sys.stdout.flush()
         sys.stderr.flush()
