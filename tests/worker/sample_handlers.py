@@ -16,6 +16,12 @@ _lock = threading.Lock()
 _running = 0
 
 
+def record(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` at once (a reader polling for the file never sees it empty)."""
+    Path(path + ".part").write_text(text)
+    os.replace(path + ".part", path)
+
+
 def handler(job):
     """Sync: reports progress, waits a little, returns what it got."""
     data = job["input"]
@@ -45,7 +51,7 @@ def tokens(job):
             yield f"tok{i}"
     finally:
         if data.get("marker"):
-            Path(data["marker"] + ".produced").write_text(str(produced))
+            record(data["marker"] + ".produced", str(produced))
 
 
 async def async_tokens(job):
@@ -58,7 +64,7 @@ async def async_tokens(job):
             yield {"i": i}
     finally:
         if data.get("marker"):
-            Path(data["marker"] + ".closed").write_text(str(i))
+            record(data["marker"] + ".closed", str(i))
 
 
 def raises(job):
