@@ -107,6 +107,10 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
         expect(errors).to_have_count(0)
     except AssertionError:
         print("\n".join(console_messages[-30:]))
+        stderr = page.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+        )
+        print("stderr outputs:", stderr.all_inner_texts())
         for label, panel in [("reply", reply), ("long_job", long_job)]:
             if panel.count():
                 panel.scroll_into_view_if_needed()
