@@ -2,7 +2,7 @@
 #
 #   make quickstart   install what is needed, run notebooks/quickstart.ipynb headless
 #   make test         install what is needed, run ruff, pytest (incl. browser) and the JS tests
-#   make test-fast    pytest without the browser and slow tests, three workers (the edit loop)
+#   make test-fast    pytest without the browser and slow tests, in parallel (the edit loop)
 #   make lint         ruff check + ruff format --check
 #   make bench        run the benchmarks in bench/ (REST, queue, streaming, load); figures
 #   make conformance  schemathesis against the emulator (scripts/conformance.py)
@@ -28,6 +28,10 @@ JS_STAMP := $(JS_DIR)/node_modules/.podbook-installed
 PYTEST_ARGS ?=
 # No package's install-time analytics (js/package.json says so too).
 export SCARF_ANALYTICS := false
+# Bytecode caches on, even where the environment turns them off: the tests start hundreds of
+# Python processes (emulators, workers, kernels), each of which would compile podbook from
+# source, and pytest would rewrite every test module again in each of its workers.
+unexport PYTHONDONTWRITEBYTECODE
 
 # The JS project lands separately; skip its stages until it has a package.json.
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
@@ -117,17 +121,20 @@ test-ruff: setup-python
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# Three pytest-xdist workers on two cores: most tests wait on emulator processes and kernels.
-# --dist loadfile keeps a module's tests (and its module-scoped emulator) on one worker.
+# Six pytest-xdist workers on two cores: most tests wait on emulator processes, workers and
+# kernels. --dist loadfile keeps a module's tests (and its module-scoped emulator) on one
+# worker; the longest modules go first (tests/conftest.py LONGEST).
+# tests/browser is not even collected: its imports alone cost every worker seconds.
+XDIST := -n 6 --dist loadfile
 test-python: setup-python setup-js setup-ssh
-	$(call pytest_stage,test-python,-m "not browser" -n 3 --dist loadfile)
+	$(call pytest_stage,test-python,-m "not browser" --ignore=tests/browser $(XDIST))
 
-# The edit-test loop: no browser, no slow test (tests/conftest.py SLOW), three workers.
+# The edit-test loop: no browser, no slow test (tests/conftest.py SLOW).
 test-fast: setup-python setup-ssh
-	$(call pytest_stage,test-fast,-m "not browser and not slow" -n 3 --dist loadfile -q)
+	$(call pytest_stage,test-fast,-m "not browser and not slow" --ignore=tests/browser $(XDIST) -q)
 
 test-browser: setup-python setup-browser
-	$(call pytest_stage,test-browser,-m browser)
+	$(call pytest_stage,test-browser,-m browser tests/browser)
 
 ifneq ($(HAVE_JS),)
 test-js: setup-js

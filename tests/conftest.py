@@ -221,13 +221,47 @@ SLOW = (
 """Test paths marked ``slow``: ``make test`` runs them, ``make test-fast`` does not."""
 
 
+LONGEST = (
+    "tests/notebook/test_refresher_outage.py",
+    "tests/notebook/test_hostile_args.py",
+    "tests/reliability/test_network_faults.py",
+    "tests/reliability/test_webhook_faults.py",
+    "tests/test_notebooks.py",
+    "tests/worker/test_runner_live.py",
+    "tests/reliability/test_crash_recovery.py",
+    "tests/worker/test_lb_worker.py",
+    "tests/emulator/test_loadbalancer_pool.py",
+    "tests/test_no_secrets.py",
+    "tests/worker/test_runpod_sdk.py",
+    "tests/worker/test_push_path.py",
+    "tests/runtime/test_pod_ssh.py",
+    "tests/runtime/test_pod_jupyter_emulator.py",
+    "tests/property/test_wire_models.py",
+    "tests/conformance/test_schemathesis_pass.py",
+    "tests/notebook/test_panels.py",
+    "tests/runtime/test_runtime_lifecycle.py",
+)
+"""The modules that take longest (20 s and more), longest first: they run first, so that under
+pytest-xdist (``--dist loadfile``) no worker starts one of them while the others are done."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the collection order for pytest-xdist's work queue (its own default runs the
+    modules with most tests first, not the :data:`LONGEST`)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests under :data:`SLOW` as ``slow``."""
+    """Mark the tests under :data:`SLOW` as ``slow``; run the :data:`LONGEST` modules first."""
     root = Path(str(config.rootpath))
+    order = {path: rank for rank, path in enumerate(LONGEST)}
+    paths = {}
     for item in items:
-        path = Path(str(item.path)).relative_to(root).as_posix()
+        path = paths[item] = Path(str(item.path)).relative_to(root).as_posix()
         if path.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: order.get(paths[item], len(order)))  # stable: others keep theirs
 
 
 # ---------------------------------------------------------------- skips

@@ -53,10 +53,11 @@ HOSTILE = [
     "x\x00y --name \x00",
     "\t\r",
     "é ü 日本語 🚀 \u202e\u200b",
-    "x" * 5000,
-    # IPython's own {var} expansion of a magic line is quadratic (100,000 characters take
-    # minutes before a magic sees them), so the huge argument stays at 10,000.
-    "--name " + "n" * 10_000,
+    "x" * 2500,
+    # IPython's own {var} expansion of a magic line is quadratic (10,000 characters take half
+    # a second before a magic sees them, 100,000 minutes): the huge argument stays at 2,500,
+    # past what an error line may echo (assert_clean: under 2,000 characters).
+    "--name " + "n" * 2500,
     "--",
     "-",
     "---",
