@@ -135,18 +135,15 @@ SETTLE_PANELS = """import time
 from ipywidgets.widgets.widget import _instances
 from podbook.notebook.panels.base import Panel
 
-def _settled(panel):
-    return panel.ended if hasattr(panel, "ended") else panel.final
-
 _until = time.monotonic() + 30
 while time.monotonic() < _until and not all(
-    _settled(w) for w in list(_instances.values()) if isinstance(w, Panel)
+    w.settled for w in list(_instances.values()) if isinstance(w, Panel)
 ):
     time.sleep(0.02)
-time.sleep(0.3)  # the last display update follows the final traits, on the same thread"""
-"""A last cell for :func:`run_headless`: waits until every podbook panel has ended (a job or
-chat panel its stream, a pod panel its pod) so that the saved notebook holds their final
-state, instead of a fixed sleep that a loaded machine outruns."""
+time.sleep(0.3)  # a refresher tick that ended a polled job re-sends its displays just after"""
+"""A last cell for :func:`run_headless`: waits until every podbook panel has settled (a job or
+chat panel ended and its displays re-sent, a pod panel's pod ended) so that the saved notebook
+holds their final state, instead of a fixed sleep that a loaded machine outruns."""
 
 
 def run_headless(cells: list[str], emulator: Any, tmp_path: Any, monkeypatch: Any) -> Any:

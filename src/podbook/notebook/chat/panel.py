@@ -78,6 +78,11 @@ class ChatPanel(Panel):
         """True once the reply has ended."""
         return self.status in ENDED
 
+    @property
+    def settled(self) -> bool:
+        """True once the reply has ended and the displays were re-sent with it."""
+        return self.final and not self._pump.running
+
     def _flush(self, final: bool) -> None:
         """Send what arrived (on the pump's flusher thread); at the end, finish the turn."""
         try:

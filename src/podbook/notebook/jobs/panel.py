@@ -101,6 +101,12 @@ class JobPanel(Panel):
         return not self._polling or self.ended
 
     @property
+    def settled(self) -> bool:
+        """True once the job has ended and its stream, if followed, was read to the end (the
+        displays are re-sent on the stream's own thread)."""
+        return self.ended and not self.streaming
+
+    @property
     def streaming(self) -> bool:
         """True while the stream pump follows the job."""
         return self._pump is not None and self._pump.running

@@ -92,6 +92,12 @@ class Panel(anywidget.AnyWidget):
         """True when nothing more can change (no further polling)."""
         return False
 
+    @property
+    def settled(self) -> bool:
+        """True once nothing more changes and the displays show it (what a saved notebook
+        keeps is then the end)."""
+        return self.final
+
     def watched_pod_ids(self) -> set[str]:
         """Pod IDs this panel must hear about (absent ones are checked for 404)."""
         return set()
