@@ -124,8 +124,9 @@ test-ruff: setup-python
 # Six pytest-xdist workers on two cores: most tests wait on emulator processes, workers and
 # kernels. --dist loadfile keeps a module's tests (and its module-scoped emulator) on one
 # worker; the longest modules go first (tests/conftest.py LONGEST).
-# tests/browser is not even collected: its imports alone cost every worker seconds.
-XDIST := -n 6 --dist loadfile
+# tests/browser is not even collected, nor the Playwright plugin loaded: their imports alone cost
+# every worker seconds.
+XDIST := -n 6 --dist loadfile -p no:playwright
 test-python: setup-python setup-js setup-ssh
 	$(call pytest_stage,test-python,-m "not browser" --ignore=tests/browser $(XDIST))
 

@@ -217,31 +217,68 @@ SLOW = (
     "tests/test_notebooks.py",
     "tests/runtime/test_pod_jupyter_emulator.py",  # a JupyterLab per pod
     "tests/runtime/test_jupyter_server.py",
+    "tests/emulator/test_broker_performance.py",  # a thousand round trips, 10,000 stored jobs
+    "tests/test_operations_table.py",  # every magic against an emulator of its own
+    "tests/worker/test_runpod_sdk_js.py",  # the official JS SDK under node
+    "tests/contract/test_prism_contract.py",  # 620 calls through two Prism mocks under node
 )
 """Test paths marked ``slow``: ``make test`` runs them, ``make test-fast`` does not."""
+
+SLOW_TESTS = (
+    # restarts, crashes, signals and lost messages: seconds each (their modules stay in test-fast)
+    "tests/emulator/test_cross_account_probe.py::test_account_b_never_sees_or_changes_account_a",
+    "tests/worker/test_runpod_sdk.py::test_a_stop_the_sdk_lost_is_sent_again_after_its_ping",
+    "tests/emulator/test_loadbalancer_pool.py::test_workers_come_back_after_an_emulator_restart",
+    "tests/runtime/test_runtime_pods.py::test_no_process_survives_stop_or_terminate",
+    "tests/emulator/test_persistence.py::test_everything_survives_a_restart",
+    "tests/emulator/test_broker_persistence.py::"
+    "test_restored_jobs_of_a_handler_endpoint_run_without_a_new_submission",
+    "tests/client/test_pod_logs_live.py::test_follow_rides_out_an_emulator_restart",
+    "tests/emulator/test_broker_workers.py::test_declared_handler_endpoint_restarts_after_a_crash",
+    "tests/worker/test_push_path.py::"
+    "test_a_worker_killed_mid_job_on_its_socket_times_out_and_the_retry_runs_it",
+    "tests/worker/test_push_path.py::"
+    "test_a_job_running_while_the_emulator_restarts_ends_once_with_its_result",
+    "tests/worker/test_runner_live.py::test_a_worker_rides_out_an_emulator_restart",
+    "tests/worker/test_runner_live.py::test_refresh_worker_starts_a_fresh_process",
+    "tests/worker/test_runner_live.py::test_sigterm_as_a_refresh_happens_stops_the_worker",
+    "tests/worker/test_runner_live.py::test_sigterm_lets_the_running_job_finish_then_exits",
+    "tests/worker/test_runner_live.py::test_sigterm_gives_up_on_a_stuck_job_after_the_grace_period",
+    "tests/worker/test_runner_live.py::test_cancel_interrupts_an_async_handler",
+    "tests/worker/test_runpod_sdk.py::test_cancelled_async_job",
+    "tests/emulator/test_loadbalancer_pool.py::"
+    "test_vanished_worker_is_removed_and_its_requests_go_elsewhere",
+    "tests/emulator/test_loadbalancer_pool.py::test_sigterm_leaves_the_pool_before_exiting",
+)
+"""Single tests marked ``slow`` (node ids without parameters), in modules test-fast runs."""
 
 
 LONGEST = (
     "tests/notebook/test_refresher_outage.py",
-    "tests/notebook/test_hostile_args.py",
     "tests/reliability/test_network_faults.py",
-    "tests/reliability/test_webhook_faults.py",
-    "tests/test_notebooks.py",
     "tests/worker/test_runner_live.py",
+    "tests/reliability/test_webhook_faults.py",
+    "tests/property/test_wire_models.py",
     "tests/reliability/test_crash_recovery.py",
-    "tests/worker/test_lb_worker.py",
+    "tests/contract/test_prism_contract.py",
+    "tests/test_notebooks.py",
     "tests/emulator/test_loadbalancer_pool.py",
     "tests/test_no_secrets.py",
+    "tests/worker/test_lb_worker.py",
     "tests/worker/test_runpod_sdk.py",
     "tests/worker/test_push_path.py",
-    "tests/runtime/test_pod_ssh.py",
     "tests/runtime/test_pod_jupyter_emulator.py",
-    "tests/property/test_wire_models.py",
     "tests/conformance/test_schemathesis_pass.py",
+    "tests/runtime/test_pod_ssh.py",
     "tests/notebook/test_panels.py",
     "tests/runtime/test_runtime_lifecycle.py",
+    "tests/emulator/test_cross_account_probe.py",
+    "tests/client/test_pod_logs_live.py",
+    "tests/runtime/test_runtime_pods.py",
+    "tests/emulator/test_security.py",
+    "tests/notebook/test_hostile_args.py",
 )
-"""The modules that take longest (20 s and more), longest first: they run first, so that under
+"""The modules that take longest (15 s and more on six workers), longest first: they run first, so that under
 pytest-xdist (``--dist loadfile``) no worker starts one of them while the others are done."""
 
 
@@ -253,13 +290,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests under :data:`SLOW` as ``slow``; run the :data:`LONGEST` modules first."""
+    """Mark the tests under :data:`SLOW` and in :data:`SLOW_TESTS` as ``slow``; run the
+    :data:`LONGEST` modules first."""
     root = Path(str(config.rootpath))
     order = {path: rank for rank, path in enumerate(LONGEST)}
     paths = {}
     for item in items:
         path = paths[item] = Path(str(item.path)).relative_to(root).as_posix()
-        if path.startswith(SLOW):
+        if path.startswith(SLOW) or f"{path}::{item.originalname}" in SLOW_TESTS:  # type: ignore[attr-defined]
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: order.get(paths[item], len(order)))  # stable: others keep theirs
 

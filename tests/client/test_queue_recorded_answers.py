@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
-import jsonschema
 import pytest
 import respx
 from hypothesis import HealthCheck, given, settings
@@ -243,6 +242,8 @@ def test_every_operation_of_the_queue_document_is_replayed_or_says_why_not():
 def test_each_documented_answer_is_parsed_with_every_field_kept(client, operation_id, build):
     schema = answer_schema(operation_id, "200")
     body = build(schema)
+    import jsonschema  # on use: its import builds grammars for a second
+
     jsonschema.validate(body, schema)  # the recorded answer is one the document allows
     result = replay(client, operation_id, httpx.Response(200, json=body))
     assert to_wire(result) == body
@@ -256,6 +257,8 @@ def test_each_documented_answer_is_parsed_with_every_field_kept(client, operatio
 def test_generated_answers_of_the_document_are_parsed(client, operation_id, data):
     schema = answer_schema(operation_id, "200")
     body = data.draw(values(schema), label="answer")
+    import jsonschema
+
     jsonschema.validate(body, schema)
     result = replay(client, operation_id, httpx.Response(200, json=body))
     assert to_wire(result) == body
@@ -273,6 +276,8 @@ ERRORS = [
 def test_each_documented_error_is_one_typed_line(client, operation_id, status):
     schema = answer_schema(operation_id, status)
     body = {"error": f"what the service says for {status}"}
+    import jsonschema
+
     jsonschema.validate(body, schema)
     headers = {"Retry-After": "3"} if status == "429" else {}
     with pytest.raises(error_class_for_status(int(status))) as info:

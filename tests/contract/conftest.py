@@ -1,7 +1,7 @@
 """Fixtures of the contract tests: two Stoplight Prism mocks of the REST reference document.
 
-Both are shared by the session, started together (start-up takes about 5 s) and stopped at
-the end:
+Each is shared by the session, started when a test first needs it (about a second) and
+stopped at the end:
 
 - ``prism_static``: answers the document's examples;
 - ``prism_dynamic`` (``-d``): answers data generated from the schemas, seeded with
@@ -20,33 +20,25 @@ import pytest
 from prism import DEFAULT_SEED, PrismMock
 
 
-@pytest.fixture(scope="session")
-def prism_mocks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, PrismMock]]:
-    """Both mocks, started together (their start-up overlaps) and stopped at the end."""
+def _started(tmp_path_factory: pytest.TempPathFactory, *, dynamic: bool) -> Iterator[PrismMock]:
     root = tmp_path_factory.mktemp("prism")
     seed = os.environ.get("PODBOOK_PRISM_SEED") or DEFAULT_SEED
-    mocks = {
-        "static": PrismMock(root, dynamic=False),
-        "dynamic": PrismMock(root, dynamic=True, seed=seed),
-    }
+    mock = PrismMock(root, dynamic=dynamic, seed=seed if dynamic else None)
     try:
-        for mock in mocks.values():
-            mock.launch()
-        for mock in mocks.values():
-            mock.wait_ready()
-        yield mocks
+        mock.launch()
+        mock.wait_ready()
+        yield mock
     finally:
-        for mock in mocks.values():
-            mock.stop()
+        mock.stop()
 
 
 @pytest.fixture(scope="session")
-def prism_static(prism_mocks: dict[str, PrismMock]) -> PrismMock:
+def prism_static(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrismMock]:
     """Prism answering the document's examples."""
-    return prism_mocks["static"]
+    yield from _started(tmp_path_factory, dynamic=False)
 
 
 @pytest.fixture(scope="session")
-def prism_dynamic(prism_mocks: dict[str, PrismMock]) -> PrismMock:
+def prism_dynamic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrismMock]:
     """Prism answering data generated from the document's schemas (seeded)."""
-    return prism_mocks["dynamic"]
+    yield from _started(tmp_path_factory, dynamic=True)

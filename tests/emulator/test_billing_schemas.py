@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
 import referencing
 from emu_helpers import GPU, create, wait_status
 from reference_docs import REST_REFERENCE as REFERENCE
@@ -25,6 +24,8 @@ def _violations(document: dict[str, Any], name: str, instance: Any) -> list[str]
     registry = referencing.Registry().with_resource(
         "urn:reference", referencing.Resource.from_contents(document, DRAFT202012)
     )
+    import jsonschema  # on use: its import builds grammars for a second
+
     validator = jsonschema.Draft202012Validator(
         {"$ref": f"urn:reference#/components/schemas/{name}"}, registry=registry
     )

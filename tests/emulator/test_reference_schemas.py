@@ -10,7 +10,6 @@ import json
 import time
 from typing import Any
 
-import jsonschema
 import pytest
 import referencing
 from emu_helpers import GPU, create, wait_status
@@ -27,6 +26,8 @@ def conforms():
     )
 
     def check(name: str, instance: Any) -> list[str]:
+        import jsonschema  # on use: its import builds grammars for a second
+
         validator = jsonschema.Draft202012Validator(
             {"$ref": f"urn:reference#/components/schemas/{name}"}, registry=registry
         )
