@@ -78,6 +78,7 @@ class JobPanel(Panel):
         self._polling = False
         self._gone = False
         self._rate_at = 0.0
+        self._shown_status = ""  # the status the displays were last re-sent with
         self._view_ready = False
         self._follow_mode = "poll"
         self._set_record(record)
@@ -102,9 +103,9 @@ class JobPanel(Panel):
 
     @property
     def settled(self) -> bool:
-        """True once the job has ended and its stream, if followed, was read to the end (the
-        displays are re-sent on the stream's own thread)."""
-        return self.ended and not self.streaming
+        """True once the job has ended, its stream (if followed) was read to the end and the
+        displays were re-sent with the end."""
+        return self.ended and not self.streaming and self._shown_status == self.status
 
     @property
     def streaming(self) -> bool:
@@ -265,6 +266,7 @@ class JobPanel(Panel):
 
         if isinstance(result, errors.NotFound):
             self._job_gone()
+            self.refresh_displays()
         elif isinstance(result, BaseException):
             self._set(connection="reconnecting")
         else:
@@ -275,6 +277,11 @@ class JobPanel(Panel):
 
     # -- displays ---------------------------------------------------------------------------
 
+    def display(self) -> None:
+        """Display the panel (see :meth:`Panel.display`); what it shows is then current."""
+        super().display()
+        self._shown_status = self.status
+
     def refresh_displays(self) -> None:
         """Re-send this panel's outputs once the job ended, so the static text/HTML forms a
         saved notebook keeps (nbconvert, a viewer without widgets) show the end too.
@@ -284,6 +291,7 @@ class JobPanel(Panel):
         """
         if self.chunks <= TAIL_MAX:
             self.redisplay()
+        self._shown_status = self.status
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -343,6 +351,8 @@ class JobPanel(Panel):
         finally:
             self._set(busy="")
             self._changed()
+        if self.ended and not self.streaming:  # a followed stream re-sends them as it ends
+            self.refresh_displays()
 
     def _retry(self) -> None:
         pump = self._pump
@@ -360,6 +370,7 @@ class JobPanel(Panel):
             self._meter = RateMeter()
             self._rate_at = 0.0
             self._gone = False
+            self._shown_status = ""
             self.chunks = 0
             self.tail = []
             self.rate = {}
