@@ -1,15 +1,20 @@
-"""The runner's bookkeeping when the broker stops a job (cancel, timeout) at awkward moments."""
+"""The runner's bookkeeping when the broker stops a job (cancel, timeout) at awkward moments,
+and what a worker logs about a post that came after its job ended."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from podbook.errors import PodbookError
 from podbook.worker.config import WorkerConfig
-from podbook.worker.protocol import WorkerChannel
+from podbook.worker.protocol import WorkerChannel, log_undelivered
 from podbook.worker.runner import Runner
+
+from .conftest import worker_key
 
 BASE = "http://127.0.0.1:9/v2/ep"  # nothing listens: nothing here may reach a broker
 
@@ -49,3 +54,39 @@ def test_a_job_stopped_before_its_first_step_frees_its_slot():
     assert runner.running_jobs == []
     assert runner.counts == {"completed": 0, "failed": 0, "stopped": 1}
     assert not ran.is_set()
+
+
+def test_a_post_for_a_job_cancelled_meanwhile_is_logged_as_info_not_a_warning(
+    broker: Any, endpoint: Any, caplog: Any
+) -> None:
+    # A chunk the worker posts just after the job was cancelled (its stop still on the way)
+    # is refused with 409. No news for the user: a kernel serving the handler must not print
+    # a warning into a notebook cell for it. Other refusals stay warnings.
+    config = WorkerConfig.for_endpoint(
+        broker.url, endpoint.id, worker_key(broker, endpoint.id), worker_id="w-late"
+    )
+    job_id = endpoint.run({"n": 1})
+    refused: list[PodbookError] = []
+
+    async def scenario() -> None:
+        channel = WorkerChannel(config)
+        try:
+            taken = await channel.take(1, in_progress=False)
+            assert [job["id"] for job in taken] == [job_id]
+            assert endpoint.cancel(job_id)["status"] == "CANCELLED"
+            try:
+                await channel.post_chunk(job_id, b'{"output": "late"}')
+            except PodbookError as exc:
+                refused.append(exc)
+        finally:
+            await channel.aclose()
+
+    asyncio.run(scenario())
+    assert len(refused) == 1 and "409" in str(refused[0]), refused
+    with caplog.at_level(logging.INFO, logger="podbook.worker"):
+        log_undelivered(job_id, "chunks no longer delivered", refused[0])
+        log_undelivered(job_id, "result not delivered", PodbookError("connection refused"))
+    levels = [
+        (record.levelname, record.getMessage().split(":")[1].strip()) for record in caplog.records
+    ]
+    assert levels == [("INFO", "chunks no longer delivered"), ("WARNING", "result not delivered")]

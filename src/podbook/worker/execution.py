@@ -26,7 +26,7 @@ from typing import Any
 from podbook.errors import PodbookError
 from podbook.worker.config import WorkerConfig
 from podbook.worker.handlers import HandlerKind
-from podbook.worker.protocol import BrokerRefused, WorkerChannel, encode_body
+from podbook.worker.protocol import BrokerRefused, WorkerChannel, encode_body, log_undelivered
 from podbook.worker.reporting import ProgressReporter
 from podbook.worker.results import chunk_body, chunk_error, error_payload, result_payload
 
@@ -109,7 +109,7 @@ class ChunkSender:
                     self.sent += len(batch)
                 except PodbookError as exc:
                     self._failed = True
-                    logger.warning("job %s: chunks no longer delivered: %s", self._job_id, exc)
+                    log_undelivered(self._job_id, "chunks no longer delivered", exc)
             if last:
                 return
 

@@ -111,6 +111,14 @@ def refusal(status: int, text: str, what: str, retry_after: float = 0.0) -> Podb
     return BrokerRefused(f"{what}: {status} {text}", status)
 
 
+def log_undelivered(job_id: str, what: str, exc: PodbookError) -> None:
+    """Log a post the broker did not take. Its 409 says the job ended meanwhile (cancelled or
+    timed out: the stop is on its way), which is no news for the user, so it is only info; a
+    kernel serving the handler would otherwise print it into a notebook cell."""
+    ended = isinstance(exc, BrokerRefused) and exc.status == 409
+    logger.log(logging.INFO if ended else logging.WARNING, "job %s: %s: %s", job_id, what, exc)
+
+
 class WorkerChannel:
     """HTTP calls of one worker to its broker."""
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from podbook.errors import PodbookError
-from podbook.worker.protocol import encode_body
+from podbook.worker.protocol import encode_body, log_undelivered
 
 __all__ = ["ProgressReporter", "progress"]
 
@@ -82,7 +82,7 @@ class ProgressReporter:
             try:
                 await self._send(self.job_id, self._latest)
             except PodbookError as exc:
-                logger.warning("job %s: progress update not delivered: %s", self.job_id, exc)
+                log_undelivered(self.job_id, "progress update not delivered", exc)
 
     async def flush(self) -> None:
         """Wait until every update reported so far has been posted."""

@@ -29,7 +29,13 @@ from podbook.errors import PodbookError
 from podbook.worker.config import WorkerConfig
 from podbook.worker.execution import JobRun
 from podbook.worker.handlers import HandlerKind, handler_kind
-from podbook.worker.protocol import BrokerRefused, BrokerUnavailable, Throttled, WorkerChannel
+from podbook.worker.protocol import (
+    BrokerRefused,
+    BrokerUnavailable,
+    Throttled,
+    WorkerChannel,
+    log_undelivered,
+)
 from podbook.worker.push import worker_channel
 
 __all__ = ["ExitReason", "Runner"]
@@ -290,7 +296,7 @@ class Runner:
             raise
         except PodbookError as exc:
             self.counts["failed"] += 1
-            logger.warning("job %s: result not delivered: %s", job_id, exc)
+            log_undelivered(job_id, "result not delivered", exc)
         except Exception:  # a bug in the runner: keep serving other jobs
             self.counts["failed"] += 1
             logger.exception("job %s: internal error of the worker", job_id)
