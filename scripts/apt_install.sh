@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # apt_install.sh PACKAGE WHAT WHY: install Debian's PACKAGE with apt-get, through sudo when not
 # root; WHAT names it in the error when root is needed, WHY says in the progress line what
-# needs it. Used by ensure_chromium.sh and ensure_openssh.sh.
+# needs it. Used by ensure_chromium.sh, ensure_openssh.sh and ensure_venv.sh.
 set -euo pipefail
 
 package="$1" what="$2" why="$3"

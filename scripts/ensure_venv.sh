@@ -22,18 +22,7 @@ fi
 
 if ! "$python" -m venv "$venv" 2>/dev/null; then
   rm -rf "$venv"
-  echo "python venv support missing; installing python3-venv with apt-get" >&2
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-      echo "error: python3-venv is missing and installing it needs root: run 'apt-get install -y python3-venv' as root" >&2
-      exit 1
-    fi
-    sudo="sudo"
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+  "$(dirname "$0")/apt_install.sh" python3-venv python3-venv "python venv support is missing"
   "$python" -m venv "$venv"
 fi
 
