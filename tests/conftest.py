@@ -278,8 +278,9 @@ LONGEST = (
     "tests/emulator/test_security.py",
     "tests/notebook/test_hostile_args.py",
 )
-"""The modules that take longest (15 s and more on six workers), longest first: they run first, so that under
-pytest-xdist (``--dist loadfile``) no worker starts one of them while the others are done."""
+"""The modules that take longest (15 s and more on six workers), longest first: they run
+first, so that under pytest-xdist (``--dist loadfile``) no worker starts one of them while the
+others are done."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

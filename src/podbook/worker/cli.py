@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 from typing import Any
 
 from podbook.cliargs import positive_seconds
@@ -175,13 +176,10 @@ class _StopSignals:
         """Route the stop signals to ``runner`` on ``loop``; let in any that a previous
         process of this worker left pending (see :meth:`hold`)."""
 
-        def stop(force: bool) -> None:
-            runner.request_stop(force=force)
-
         def on_signal(signum: int, frame: object) -> None:
             self.count += 1
             if not loop.is_closed():
-                loop.call_soon_threadsafe(stop, self.count > 1)
+                loop.call_soon_threadsafe(partial(runner.request_stop, force=self.count > 1))
 
         for sig in STOP_SIGNALS:
             signal.signal(sig, on_signal)

@@ -266,14 +266,14 @@ class JobPanel(Panel):
 
         if isinstance(result, errors.NotFound):
             self._job_gone()
-            self.refresh_displays()
         elif isinstance(result, BaseException):
             self._set(connection="reconnecting")
+            return
         else:
             self._set_record(result)
             self._set(connection="ok")
-            if self.ended:
-                self.refresh_displays()
+        if self.ended:
+            self.refresh_displays()
 
     # -- displays ---------------------------------------------------------------------------
 
