@@ -140,7 +140,7 @@ while time.monotonic() < _until and not all(
     w.settled for w in list(_instances.values()) if isinstance(w, Panel)
 ):
     time.sleep(0.02)
-time.sleep(0.3)  # what a panel's thread re-displayed reaches the kernel's output a moment later"""
+time.sleep(1.0)  # what a panel's thread sent reaches the kernel's output a moment later"""
 """A last cell for :func:`run_headless`: waits until every podbook panel has settled (a job or
 chat panel ended and its displays re-sent, a pod panel's pod ended) so that the saved notebook
 holds their final state, instead of a fixed sleep that a loaded machine outruns."""
