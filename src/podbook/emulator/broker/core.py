@@ -59,10 +59,6 @@ from podbook.emulator.store import key_digest
 log = logging.getLogger("podbook.emulator.broker")
 
 
-SYNC_SUBMIT_FLUSH_SECONDS = 0.05
-"""How long a ``/runsync`` job may wait in memory for its take to be written with it."""
-
-
 def now_ms() -> int:
     """Wall-clock milliseconds."""
     return int(time.time() * 1000)
@@ -274,12 +270,8 @@ class Broker:
         self.jobs[job.id] = job
         queue.jobs[job.id] = job
         queue.count_move(None, IN_QUEUE)
-        if kind == "sync":
-            # Nobody has its id yet: written with its take (one commit for both), or within
-            # SYNC_SUBMIT_FLUSH_SECONDS, or before /runsync answers, whichever comes first.
-            self.tables.save_job(job.to_doc(), within=SYNC_SUBMIT_FLUSH_SECONDS)
-        else:
-            self._save(job)
+        self._save(job)
+        if kind != "sync":
             self.tables.flush()  # committed before the id is answered
         queue.push(job)
         self._arm_expiry(job)
@@ -421,8 +413,7 @@ class Broker:
                     break
                 self._start(job, worker)
                 taken.append(job)
-            if taken:
-                self.tables.flush()
+            self._commit(*taken)
             return taken
         finally:
             worker.in_flight -= 1
@@ -474,7 +465,7 @@ class Broker:
             queue.workers.pop(worker.worker_id, None)
         self._release_worker(job, stop=False)
         self._finish(job, FAILED if failed else COMPLETED)
-        self.tables.flush()  # an acknowledged result is never run again
+        self._commit(job)  # an acknowledged result is never run again
 
     def stream_chunk(
         self, queue: EndpointQueue, worker_id: str, job_id: str, body: Any, size: int
@@ -574,8 +565,29 @@ class Broker:
         self.queues[job.key].count_move(job.status, status)
         job.status = status
 
+    def _lazy(self, job: Job) -> bool:
+        """A ``/runsync`` job not written yet: its id has not left the emulator but to the
+        worker running it. Its changes are written within ``LAZY_WRITE_SECONDS`` (so one that
+        runs longer is restored after a crash like any other), not before each answer: lost
+        in a crash before that, it cannot run twice (nothing restores it), and its caller,
+        whose call failed with the emulator, never learnt its id."""
+        return job.kind == "sync" and not self.tables.written(job.id)
+
     def _save(self, job: Job) -> None:
-        self.tables.save_job(job.to_doc())
+        self.tables.save_job(job.to_doc(), lazy=self._lazy(job))
+
+    def _commit(self, *jobs: Job) -> None:
+        """Write the pending changes before an answer reports these jobs' moves (nothing
+        when every one is lazy, see :meth:`_lazy`)."""
+        if any(not self._lazy(job) for job in jobs):
+            self.tables.flush()
+
+    def commit_answered(self, job: Job) -> None:
+        """Before ``/runsync`` answers: a job answered with only its id (it has not ended)
+        is written first, since its caller goes on with that id; one answered with its
+        result, when it is not lazy."""
+        if not job.terminal or not self._lazy(job):
+            self.tables.flush()
 
     def _start(self, job: Job, worker: WorkerState) -> None:
         job.started_at = now_ms()

@@ -5,8 +5,10 @@ flushes before it answers any request that changed a job (a ``/run`` id, a take,
 acknowledged result, a cancel, a retry): an answered change survives ``kill -9`` of the
 emulator (WAL with ``synchronous=NORMAL``: a commit is in the file once the process has
 written it; only an OS crash could lose the last ones). Changes nobody is waiting for
-(timers) are flushed at the end of their event-loop tick. Endpoints and worker keys are
-written at once.
+(timers) are flushed at the end of their event-loop tick. A *lazy* change (a ``/runsync`` job
+whose id nobody outside knows yet, see ``Broker.submit``) waits at most
+:data:`LAZY_WRITE_SECONDS`, unless an earlier flush takes it along. Endpoints and worker keys
+are written at once.
 
 ``endpoints`` (definitions), ``jobs`` (queued, running and finished jobs within retention;
 never stream chunks) and ``worker_keys`` (SHA-256 digests only). On start every row is read
@@ -22,6 +24,9 @@ from typing import Any
 import orjson
 
 from podbook.emulator.store import Store, key_digest
+
+LAZY_WRITE_SECONDS = 0.05
+"""How long a lazy job change may wait in memory before it is written."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue_endpoints (
@@ -44,6 +49,8 @@ class BrokerTables:
         self._store = store
         self._pending: dict[str, tuple[str, str, bytes] | None] = {}
         self._flush_scheduled = False
+        self._late: asyncio.TimerHandle | None = None
+        self._written: set[str] = set()
         with store._lock:
             store._db.executescript(_SCHEMA)
 
@@ -82,38 +89,47 @@ class BrokerTables:
 
     def load_jobs(self) -> list[dict[str, Any]]:
         """Every stored job document, in submission order."""
-        return [
+        docs = [
             orjson.loads(doc) for (doc,) in self._rows("SELECT doc FROM queue_jobs ORDER BY rowid")
         ]
+        self._written.update(doc["id"] for doc in docs)
+        return docs
 
-    def save_job(self, doc: dict[str, Any], *, within: float = 0.0) -> None:
-        """Insert or replace a job document (written by the next ``flush``: at the latest at
-        the end of this loop tick, or ``within`` seconds when nobody waits for it)."""
+    def written(self, job_id: str) -> bool:
+        """Whether the job has a row in the file (its latest change may still be pending)."""
+        return job_id in self._written
+
+    def save_job(self, doc: dict[str, Any], *, lazy: bool = False) -> None:
+        """Insert or replace a job document, written by the next ``flush``: at the latest at
+        the end of this loop tick, or within :data:`LAZY_WRITE_SECONDS` when ``lazy``."""
         self._pending[doc["id"]] = (doc["account_id"], doc["endpoint_id"], orjson.dumps(doc))
-        self._schedule_flush(within)
+        self._schedule_flush(lazy)
 
     def delete_job(self, job_id: str) -> None:
-        """Remove a job (at the end of this loop tick)."""
+        """Remove a job (at the end of this loop tick; at once when it was never written)."""
+        if job_id not in self._written:
+            self._pending.pop(job_id, None)
+            return
         self._pending[job_id] = None
         self._schedule_flush()
 
-    def _schedule_flush(self, within: float = 0.0) -> None:
-        if self._flush_scheduled:
-            return
+    def _schedule_flush(self, lazy: bool = False) -> None:
+        if self._flush_scheduled or (lazy and self._late is not None):
+            return  # a flush on its way takes this change along
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not serving yet (start-up): write now
             self.flush()
             return
-        if within > 0:
-            loop.call_later(within, self._flush_late)  # an earlier flush takes it along
-            return
-        self._flush_scheduled = True
-        loop.call_soon(self.flush)
+        if lazy:
+            self._late = loop.call_later(LAZY_WRITE_SECONDS, self._flush_late)
+        else:
+            self._flush_scheduled = True
+            loop.call_soon(self.flush)
 
     def _flush_late(self) -> None:
-        if not self._flush_scheduled:
-            self.flush()
+        self._late = None
+        self.flush()
 
     def flush(self) -> None:
         """Write every pending job change in one transaction."""
@@ -127,6 +143,8 @@ class BrokerTables:
             if row is not None
         ]
         deletes = [(job_id,) for job_id, row in pending.items() if row is None]
+        self._written.update(row[0] for row in upserts)
+        self._written.difference_update(row[0] for row in deletes)
         store = self._store
         with store._lock:
             db = store._db

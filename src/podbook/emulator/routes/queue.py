@@ -139,7 +139,7 @@ async def runsync(req: QueueRequest) -> Response:
     # Retention is 1 min; only a ``wait`` asked for stretches it (up to 5 min).
     job = broker.submit(req.queue, body, "sync", wait_ms if raw_wait is not None else 0)
     await broker.wait_done(job, wait_ms / 1000)
-    broker.tables.flush()  # its id is answered now (see Broker.submit)
+    broker.commit_answered(job)
     _refuse_expired(req, job)
     if job.terminal:
         return json_response(job.status_record(now_ms()))
