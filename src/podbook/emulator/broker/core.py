@@ -41,6 +41,7 @@ from podbook.emulator.broker.jobs import (
     TIMED_OUT,
     Job,
     Waiters,
+    hold,
     new_job_id,
 )
 from podbook.emulator.broker.limits import (
@@ -390,17 +391,15 @@ class Broker:
                     return []
                 taker: asyncio.Future[None] = loop.create_future()
                 queue.takers.append(taker)
-                waits: set[asyncio.Future[Any]] = {taker} if gone is None else {taker, gone}
                 try:
-                    await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                    woken = await hold(taker, left, gone)
                 except asyncio.CancelledError:
-                    if taker.done():  # woken for a job it will not take: wake the next one
-                        queue.pass_wakeup()
-                    else:
+                    if taker.cancelled():
                         queue.drop_taker(taker)
+                    else:  # woken for a job it will not take: wake the next one
+                        queue.pass_wakeup()
                     raise
-                if not taker.done():
-                    taker.cancel()
+                if not woken:
                     queue.drop_taker(taker)
                     return []
                 if gone is not None and gone.done():
@@ -433,9 +432,8 @@ class Broker:
             if not worker.stop_ids and not self.closing:
                 waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 worker.stop_waiter = waiter
-                waits: set[asyncio.Future[Any]] = {waiter} if gone is None else {waiter, gone}
                 try:
-                    await asyncio.wait(waits, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                    await hold(waiter, wait, gone)
                 finally:
                     if worker.stop_waiter is waiter:
                         worker.stop_waiter = None

@@ -70,14 +70,11 @@ class Waiters:
 
     async def wait(self, timeout: float) -> None:
         """Hold until :meth:`wake` or ``timeout`` seconds."""
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._futures.append(waiter)
-        timer = loop.call_later(timeout, _release, waiter)
         try:
-            await waiter
+            await hold(waiter, timeout)
         finally:
-            timer.cancel()
             with contextlib.suppress(ValueError):
                 self._futures.remove(waiter)
 
@@ -91,6 +88,35 @@ class Waiters:
 def _release(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+async def hold(
+    waiter: asyncio.Future[None], timeout: float, gone: asyncio.Future[None] | None = None
+) -> bool:
+    """Await ``waiter`` at most ``timeout`` seconds, or until ``gone`` resolves; True when
+    its waker resolved it, False on the timeout or ``gone``.
+
+    The future awaited is the one the waker resolves, so the holder resumes on the next loop
+    step (``asyncio.wait`` takes two: its own callback, then the task).
+    """
+    expired = False
+
+    def expire(_: object = None) -> None:
+        nonlocal expired
+        if not waiter.done():
+            expired = True
+            waiter.set_result(None)
+
+    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    if gone is not None:
+        gone.add_done_callback(expire)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        if gone is not None:
+            gone.remove_done_callback(expire)
+    return not expired
 
 
 class Job:
