@@ -572,7 +572,7 @@ class Broker:
         return job.kind == "sync" and not self.tables.written(job.id)
 
     def _save(self, job: Job) -> None:
-        self.tables.save_job(job.to_doc(), lazy=self._lazy(job))
+        self.tables.save_job(job, lazy=self._lazy(job))
 
     def _commit(self, *jobs: Job) -> None:
         """Write the pending changes before an answer reports these jobs' moves (nothing

@@ -46,7 +46,7 @@ _STORED = (
     "retried",
 )
 _stored_values = operator.attrgetter(*_STORED)
-"""The stored fields of a job, as one tuple (``to_doc`` runs on every state move)."""
+"""The stored fields of a job, as one tuple (``to_doc`` runs for every job a flush writes)."""
 
 
 def new_job_id(kind: str) -> str:

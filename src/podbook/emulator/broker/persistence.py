@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from podbook.emulator.broker.jobs import Job
 from podbook.emulator.store import Store, key_digest
 
 LAZY_WRITE_SECONDS = 0.05
@@ -47,7 +48,7 @@ class BrokerTables:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._pending: dict[str, tuple[str, str, bytes] | None] = {}
+        self._pending: dict[str, Job | None] = {}
         self._flush_scheduled = False
         self._late: asyncio.TimerHandle | None = None
         self._written: set[str] = set()
@@ -99,10 +100,11 @@ class BrokerTables:
         """Whether the job has a row in the file (its latest change may still be pending)."""
         return job_id in self._written
 
-    def save_job(self, doc: dict[str, Any], *, lazy: bool = False) -> None:
-        """Insert or replace a job document, written by the next ``flush``: at the latest at
-        the end of this loop tick, or within :data:`LAZY_WRITE_SECONDS` when ``lazy``."""
-        self._pending[doc["id"]] = (doc["account_id"], doc["endpoint_id"], orjson.dumps(doc))
+    def save_job(self, job: Job, *, lazy: bool = False) -> None:
+        """Insert or replace the job's document, as it is when the next ``flush`` writes it:
+        at the latest at the end of this loop tick, or within :data:`LAZY_WRITE_SECONDS`
+        when ``lazy``."""
+        self._pending[job.id] = job
         self._schedule_flush(lazy)
 
     def delete_job(self, job_id: str) -> None:
@@ -138,11 +140,11 @@ class BrokerTables:
             return
         pending, self._pending = self._pending, {}
         upserts = [
-            (job_id, row[0], row[1], row[2].decode())
-            for job_id, row in pending.items()
-            if row is not None
+            (job.id, job.account_id, job.endpoint_id, orjson.dumps(job.to_doc()).decode())
+            for job in pending.values()
+            if job is not None
         ]
-        deletes = [(job_id,) for job_id, row in pending.items() if row is None]
+        deletes = [(job_id,) for job_id, job in pending.items() if job is None]
         self._written.update(row[0] for row in upserts)
         self._written.difference_update(row[0] for row in deletes)
         store = self._store
