@@ -139,11 +139,12 @@ _until = time.monotonic() + 30
 while time.monotonic() < _until and not all(
     w.settled for w in list(_instances.values()) if isinstance(w, Panel)
 ):
-    time.sleep(0.02)
-time.sleep(1.0)  # what a panel's thread sent reaches the kernel's output a moment later"""
+    time.sleep(0.02)"""
 """A last cell for :func:`run_headless`: waits until every podbook panel has settled (a job or
-chat panel ended and its displays re-sent, a pod panel's pod ended) so that the saved notebook
-holds their final state, instead of a fixed sleep that a loaded machine outruns."""
+chat panel ended and its displays re-sent, a pod panel's pod ended), instead of a fixed sleep
+that a loaded machine outruns. As the cell ends, podbook sends every settled panel's final
+state and displays once more (``resend_settled_panels``), which nbclient keeps: what a
+panel's thread sent as the previous cell ended, it may have dropped."""
 
 
 def run_headless(cells: list[str], emulator: Any, tmp_path: Any, monkeypatch: Any) -> Any:

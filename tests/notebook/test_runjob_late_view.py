@@ -61,5 +61,8 @@ def test_once_a_view_said_ready_the_tail_waits_for_the_end(ip: Any, comms: Any) 
     assert run.success, run.text
     assert panel.status == "COMPLETED" and panel.chunks == 40
     updates = tail_updates(comms, panel)[before:]
-    assert len(updates) == 1 and [e["i"] for e in updates[0]] == list(range(40))
+    # The end, sent as the job ended, and once more as the cell ended (the whole final state,
+    # see resend_settled_panels); nothing while it streamed.
+    assert 1 <= len(updates) <= 2
+    assert all([e["i"] for e in update] == list(range(40)) for update in updates)
     assert len(updates[0]) <= TAIL_MAX

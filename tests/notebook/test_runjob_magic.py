@@ -199,3 +199,30 @@ def test_a_stream_the_service_refuses_falls_back_to_status_polls(
     wait_until(lambda: panel.status == "COMPLETED", timeout=20)
     assert panel.job["output"] == {"polled": True}
     assert panel.chunks == 0 and panel.error == ""
+
+
+def test_a_settled_panel_sends_its_end_once_more_as_the_next_cell_ends(ip: Any, comms: Any) -> None:
+    """A headless runner (nbclient) drops what the panel's thread sent while a cell ended;
+    the next cell to end sends the panel's whole final state again, from the kernel's thread,
+    so the saved notebook keeps the end. Only once."""
+    _, panel = runjob(ip, "stream-demo", '{"max_tokens": 5, "delay_ms": 0}')
+    wait_until(lambda: panel.settled, timeout=20)
+    comm = next(c for c in comms.comms if c is panel.comm)
+
+    def final_states(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            m["data"]["state"]
+            for m in messages
+            if (m["data"] or {}).get("method") == "update"
+            and m["data"]["state"].get("status") == "COMPLETED"
+            and {"chunks", "tail", "job"} <= m["data"]["state"].keys()
+        ]
+
+    before = len(comm.messages)
+    assert run_cell(ip, "1 + 1").success
+    (state,) = final_states(comm.messages[before:])
+    assert state["chunks"] == 5 and len(state["tail"]) == 5
+
+    before = len(comm.messages)
+    assert run_cell(ip, "2 + 2").success
+    assert final_states(comm.messages[before:]) == []

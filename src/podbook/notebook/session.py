@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +41,14 @@ class SshCommands:
         return "\n".join([*lines, *(f"note: {note}" for note in self.notes)])
 
 
+def _resend_settled_panels(*_: Any) -> None:
+    """``post_run_cell``: see :func:`podbook.notebook.panels.base.resend_settled_panels` (no
+    panel exists before its module is imported, so loading the extension stays light)."""
+    base = sys.modules.get("podbook.notebook.panels.base")
+    if base is not None:
+        base.resend_settled_panels()
+
+
 class NotebookSession:
     """State shared by the magics of one IPython shell.
 
@@ -57,6 +67,8 @@ class NotebookSession:
 
         self.shell = shell
         self.presenter = Presenter(shell)
+        if shell is not None:
+            shell.events.register("post_run_cell", _resend_settled_panels)
         self.refresher = Refresher(self.get_client, interval, max_interval)
         self._show_panels = show_panels
         self._client: Any = None
@@ -90,6 +102,9 @@ class NotebookSession:
         """Stop the refresher, unhook the display, close the client."""
         self.refresher.stop()
         self.presenter.close()
+        if self.shell is not None:
+            with contextlib.suppress(ValueError):
+                self.shell.events.unregister("post_run_cell", _resend_settled_panels)
         self.reset_client()
 
     # -- panels and views ---------------------------------------------------------------------

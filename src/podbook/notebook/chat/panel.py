@@ -116,6 +116,10 @@ class ChatPanel(Panel):
             self.status = self.turn.status
             self.busy = ""
             self.updated = now_iso()
+        self.refresh_displays()
+
+    def refresh_displays(self) -> None:
+        """Re-send the displays with the reply (:meth:`Panel.redisplay`)."""
         self.redisplay()
 
     # -- the view's messages ------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ MAX_DISPLAY_IDS = 8
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+_live_panels: weakref.WeakSet[Panel] = weakref.WeakSet()
 
 
 def run_in_worker(fn: Callable[[], None]) -> Future[None]:
@@ -73,6 +75,8 @@ class Panel(anywidget.AnyWidget):
         self._refresh_error = ""
         self._lock = threading.RLock()
         self._display_ids: list[str] = []
+        self._settled_sent = False
+        _live_panels.add(self)
 
     @property
     def client(self) -> Any:
@@ -169,6 +173,10 @@ class Panel(anywidget.AnyWidget):
         for display_id in self._display_ids:
             update_display(self, display_id=display_id)
 
+    def refresh_displays(self) -> None:
+        """Re-send the displays with the panel's end (:meth:`redisplay`), in the panels whose
+        static forms show it: job and chat panels. Nothing here."""
+
     # -- static forms -----------------------------------------------------------------------
 
     def snapshot_text(self) -> str:
@@ -187,3 +195,20 @@ class Panel(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return self.snapshot_text().splitlines()[0]
+
+
+def resend_settled_panels(*_: Any) -> None:
+    """After each cell (IPython's ``post_run_cell``, on the kernel's main thread): every panel
+    that has settled since sends its whole state and its displays once more.
+
+    A panel's own thread sent them as it ended, but a headless runner (nbclient: ``make
+    quickstart``, papermill, nbconvert) keeps only the messages of the cell it runs, and drops
+    one sent while a cell ends; the saved notebook would then keep an earlier state. Sent
+    here, they belong to the cell that ends now."""
+    for panel in list(_live_panels):
+        if panel._settled_sent or panel.closed or not panel.settled:
+            continue
+        with panel._lock:
+            panel._settled_sent = True
+            panel.send_state()
+            panel.refresh_displays()
