@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbhelpers import run_cell
-from test_runjob_magic import chunk_messages, runjob, streamed
+from nbhelpers import run_cell, wait_until
+from test_runjob_magic import chunk_messages, ended, runjob, streamed
 
 from podbook.notebook.jobs.streambuffer import TAIL_MAX
 
@@ -40,6 +40,7 @@ def test_a_busy_cell_does_not_keep_the_tail_from_a_view_that_asked(ip: Any, comm
         "    nbtest_seen.append(nbtest_job.last_status)\n",
     )
     assert run.success, run.text
+    wait_until(lambda: ended(panel), timeout=30)  # a loaded machine streams slower than 3 s
     assert panel.status == "COMPLETED" and panel.chunks == 60
     updates = tail_updates(comms, panel)
     # While the job ran, the tail went out more than once, each time from chunk 0 on.
@@ -59,6 +60,7 @@ def test_once_a_view_said_ready_the_tail_waits_for_the_end(ip: Any, comms: Any) 
     before = len(tail_updates(comms, panel))
     run = run_cell(ip, "import time; time.sleep(2.5)")
     assert run.success, run.text
+    wait_until(lambda: ended(panel), timeout=30)
     assert panel.status == "COMPLETED" and panel.chunks == 40
     updates = tail_updates(comms, panel)[before:]
     # The end, sent as the job ended, and once more as the cell ended (the whole final state,

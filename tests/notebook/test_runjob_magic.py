@@ -81,7 +81,8 @@ def test_the_stream_goes_on_while_a_cell_blocks(ip: Any, comms: Any) -> None:
     before = panel.chunks
     run = run_cell(ip, "import time; time.sleep(2.5)")
     assert run.success
-    assert before < 40
+    assert before < panel.chunks  # chunks arrived while the cell blocked
+    wait_until(lambda: ended(panel), timeout=30)  # all of them: a loaded machine is slower
     assert panel.chunks == 40 and panel.status == "COMPLETED", (panel.chunks, panel.status)
 
 
