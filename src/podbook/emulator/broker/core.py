@@ -720,7 +720,18 @@ class Broker:
     def _arm(self, job: Job, name: str, at_ms: int, action: Callable[[Job], None]) -> None:
         self._cancel_timer(job, name)
         delay = max(0.0, (at_ms - now_ms()) / 1000)
-        job.timers[name] = asyncio.get_running_loop().call_later(delay, action, job)
+        job.timers[name] = asyncio.get_running_loop().call_later(
+            delay, self._due, job, name, at_ms, action
+        )
+
+    def _due(self, job: Job, name: str, at_ms: int, action: Callable[[Job], None]) -> None:
+        """A deadline's timer went off: act, never before the deadline's wall-clock
+        millisecond (the loop's timers may fire a millisecond early, and an executionTimeout
+        of 1 s must not end a job after 999 ms)."""
+        if now_ms() < at_ms:
+            self._arm(job, name, at_ms, action)
+        else:
+            action(job)
 
     @staticmethod
     def _cancel_timer(job: Job, name: str) -> None:
