@@ -63,8 +63,8 @@ def test_once_a_view_said_ready_the_tail_waits_for_the_end(ip: Any, comms: Any) 
     wait_until(lambda: ended(panel), timeout=30)
     assert panel.status == "COMPLETED" and panel.chunks == 40
     updates = tail_updates(comms, panel)[before:]
-    # The end, sent as the job ended, and once more as the cell ended (the whole final state,
-    # see resend_settled_panels); nothing while it streamed.
-    assert 1 <= len(updates) <= 2
+    # The end, sent as the job ended, and once more if it ended before the cell did (the
+    # whole final state, see resend_settled_panels); nothing while it streamed.
+    assert len(updates) == 1 + panel._settled_sent
     assert all([e["i"] for e in update] == list(range(40)) for update in updates)
     assert len(updates[0]) <= TAIL_MAX

@@ -121,12 +121,25 @@ def test_failed_job_shows_its_error_and_retry_runs_it_again(ip: Any, comms: Any)
     assert error["type"] == "ValueError" and "max_tokens" in error["message"]
     assert "Traceback" in error["traceback"]
     assert "ValueError" in panel.snapshot_text() and "<details>" in panel.snapshot_html()
+    wait_until(lambda: panel.settled, timeout=20)
+    assert run_cell(ip, "0").success  # its first end is sent once more here
     seen = []
     panel.observe(lambda change: seen.append(change["new"]), names="status")
     panel._handle_custom_msg({"type": "action", "action": "retry"}, [])
     wait_until(lambda: "IN_QUEUE" in seen and ended(panel) and not panel.busy, timeout=20)
     assert panel.status == "FAILED" and panel.error == ""
     assert panel.chunks == 0
+    # The retried run's end, too, is sent once more as the next cell ends.
+    wait_until(lambda: panel.settled, timeout=20)
+    comm = next(c for c in comms.comms if c is panel.comm)
+    before = len(comm.messages)
+    assert run_cell(ip, "1 + 1").success
+    assert any(
+        (m["data"] or {}).get("method") == "update"
+        and m["data"]["state"].get("status") == "FAILED"
+        and {"chunks", "tail", "job"} <= m["data"]["state"].keys()
+        for m in comm.messages[before:]
+    )
 
 
 def test_sync_and_async_modes(ip: Any, comms: Any) -> None:

@@ -371,6 +371,7 @@ class JobPanel(Panel):
             self._rate_at = 0.0
             self._gone = False
             self._shown_status = ""
+            self._settled_sent = False  # its new end is sent again as a cell ends
             self.chunks = 0
             self.tail = []
             self.rate = {}
