@@ -6,7 +6,7 @@ acknowledged result, a cancel, a retry): an answered change survives ``kill -9``
 emulator (WAL with ``synchronous=NORMAL``: a commit is in the file once the process has
 written it; only an OS crash could lose the last ones). Changes nobody is waiting for
 (timers) are flushed at the end of their event-loop tick. A *lazy* change (a ``/runsync`` job
-whose id nobody outside knows yet, see ``Broker.submit``) waits at most
+whose id nobody outside knows yet, see ``Broker._lazy``) waits at most
 :data:`LAZY_WRITE_SECONDS`, unless an earlier flush takes it along. Endpoints and worker keys
 are written at once.
 
