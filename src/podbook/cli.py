@@ -217,6 +217,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         parse_declared_endpoint,
         parse_rate_limit,
     )
+    from podbook.emulator.homeclaim import HomeTaken, claim_home
     from podbook.emulator.loadbalancer import LoadBalancerSettings
     from podbook.emulator.server import configure_logging, remote_bind_refusal, serve
     from podbook.emulator.settings import (
@@ -228,6 +229,9 @@ def run_emulator(args: argparse.Namespace) -> int:
     )
 
     home: Path = (args.home or default_home()).expanduser()
+    # Everything the emulator writes is private whatever the caller's umask: its home, the
+    # database (wherever --db puts it), pod trees, ledgers. Pod processes get 022 back.
+    os.umask(0o077)
     try:
         accounts, quotas = load_config(args.config) if args.config else ([], {})
         for text in args.rate_limit:
@@ -256,6 +260,12 @@ def run_emulator(args: argparse.Namespace) -> int:
     )
     if refusal:
         print(f"podbook emulator: {refusal}", file=sys.stderr)
+        return 2
+    try:
+        claim = claim_home(home)  # held until this process ends
+    except (HomeTaken, OSError) as exc:
+        reason = exc if isinstance(exc, HomeTaken) else f"cannot use home {home} ({exc})"
+        print(f"podbook emulator: {reason}", file=sys.stderr)
         return 2
     print_key = False
     api_key = args.api_key
@@ -293,6 +303,7 @@ def run_emulator(args: argparse.Namespace) -> int:
     try:
         return serve(settings, host=args.host, port=args.port, home=home, print_key=print_key)
     except OSError as exc:
+        claim.release()
         print(
             f"podbook emulator: cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
             "pick another --port (0 picks a free one)",

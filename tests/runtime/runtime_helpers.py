@@ -1,5 +1,6 @@
 """Helpers of the local pod runtime tests: create pods, wait for a status, read the runtime's
-process ledger (``<home>/podruntime/ledger.json``: pod id → ``pid``, ``pgid``, ``started``)
+process ledger (``<home>/podruntime/ledger.json``: pod id → ``{pid: start time}``, the main
+process first)
 and check on /proc that no process of a process group survives."""
 
 from __future__ import annotations
@@ -38,12 +39,19 @@ def wait_status(
 
 
 def ledger(emu: Any) -> dict[str, dict[str, Any]]:
-    """The runtime's process ledger: pod id → ``{"pid", "pgid", "started"}``."""
+    """The main processes the runtime's ledger names: pod id → ``{"pid", "pgid", "pids"}``
+    (the main process leads its own group; ``pids``: every process recorded of the pod)."""
     path = Path(emu.home) / "podruntime" / "ledger.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
         return {}
+    found = {}
+    for pod_id, processes in entries.items():
+        if processes:
+            main = int(next(iter(processes)))
+            found[pod_id] = {"pid": main, "pgid": main, "pids": [int(p) for p in processes]}
+    return found
 
 
 def group_members(pgid: int) -> list[int]:

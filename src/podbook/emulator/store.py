@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ CREATE TABLE IF NOT EXISTS accounts (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS api_keys (
     digest TEXT PRIMARY KEY, account_id TEXT NOT NULL, scope TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """ + "".join(
     f"CREATE TABLE IF NOT EXISTS {name} "
     "(id TEXT PRIMARY KEY, account_id TEXT NOT NULL, doc TEXT NOT NULL);\n"
@@ -141,6 +143,14 @@ class Store:
             row[0]: (row[1], row[2])
             for row in self._db.execute("SELECT digest, account_id, scope FROM api_keys")
         }
+        self._db.execute(
+            "INSERT OR IGNORE INTO meta (name, value) VALUES ('identity', ?)",
+            (uuid.uuid4().hex,),
+        )
+        self.identity: str = self._db.execute(
+            "SELECT value FROM meta WHERE name = 'identity'"
+        ).fetchone()[0]
+        """This database's own id, made once: it marks what on disk belongs to its records."""
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> None:
         with self._lock:

@@ -42,13 +42,14 @@ if sys.platform == "linux":  # looked up here: the forked child must not load an
 
 
 def _child_setup() -> None:  # pragma: no cover (runs in the forked child)
-    """In the child before exec: SIGTERM when the emulator dies; and no descriptor of the
-    emulator survives the exec. uvloop (libuv) hands every inheritable descriptor to a
+    """In the child before exec: SIGTERM when the emulator dies, umask 022, and no descriptor
+    of the emulator survives the exec. uvloop (libuv) hands every inheritable descriptor to a
     child whatever ``close_fds`` says, the server's listening socket among them: a worker
     holding it would keep the port taken after the emulator died, and a restart on that
     port would fail with "Address already in use"."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    os.umask(0o022)  # the emulator keeps 077 for its own files; its children get the usual
     with contextlib.suppress(OSError):
         for name in os.listdir("/proc/self/fd"):
             if name.isdigit() and int(name) > 2:

@@ -238,7 +238,7 @@ class PodJupyterServer:
             stderr=asyncio.subprocess.STDOUT,
             limit=_LINE_LIMIT,
             start_new_session=True,
-            preexec_fn=detach_child if sys.platform == "linux" else None,
+            preexec_fn=sandbox.preexec or (detach_child if sys.platform == "linux" else None),
         )
         server = cls(host=host, port=port, process=process, log=log, config_path=config_path)
         server._reader = asyncio.get_running_loop().create_task(server._read_output())
@@ -318,6 +318,10 @@ class PodJupyterServer:
             return [root, *root.children(recursive=True)]
         except psutil.Error:
             return []
+
+    def pids(self) -> list[int]:
+        """The server's process while it runs (its kernels are its descendants)."""
+        return [self.process.pid] if self.process.returncode is None else []
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the server and everything it started: SIGTERM, then SIGKILL after ``grace``."""

@@ -1,10 +1,12 @@
-"""The ledger of main processes: ``HOME/podruntime/ledger.json``, pod id → pid, pgid, start.
+"""The ledger of pod processes: ``HOME/podruntime/ledger.json``, pod id → ``{pid: start}``.
 
-Written whenever a main process starts or ends. When the emulator starts, every process
-group the ledger names is killed if it still has members that belong to it: same process
-group, started no earlier than the recorded leader, and ``RUNPOD_POD_ID`` in its
-environment equal to the pod's id (so a reused pid or group id never kills a stranger).
-This is what ends the leftovers of an emulator killed with ``kill -9``.
+Written whenever the runtime learns of a pod process (its main process when it starts, and
+with the process-tree tracking of :mod:`.confine`, every process recorded since) and when a pod
+stops. When the emulator starts, every process the ledger names that still runs with the same
+start time is killed: a pid and its start time name one process for good, so a reused pid never
+kills a stranger, and nothing a pod can change (its session, group or environment) hides it.
+This is what ends the leftovers of an emulator killed with ``kill -9``. The emulator reads it
+only under its claim on the home (:mod:`podbook.emulator.homeclaim`): whoever wrote it is gone.
 """
 
 from __future__ import annotations
@@ -14,15 +16,14 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import psutil
 
-Entry = dict[str, Any]
+Entry = dict[str, float]  # pid (as text, JSON keys) → create time
 
 
 class Ledger:
-    """The on-disk record of the running main processes."""
+    """The on-disk record of the pods' processes."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -33,49 +34,46 @@ class Ledger:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {pod: entry for pod, entry in data.items() if isinstance(entry, dict)}
 
     def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.entries), encoding="utf-8")
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(self.entries))
         os.replace(tmp, self.path)
 
-    def add(self, pod_id: str, pid: int) -> None:
-        """Record the main process ``pid`` (its own group leader) of ``pod_id``."""
-        try:
-            started = psutil.Process(pid).create_time()
-        except psutil.Error:
-            started = 0.0
-        self.entries[pod_id] = {"pid": pid, "pgid": pid, "started": started}
-        self._write()
+    def add(self, pod_id: str, processes: dict[int, float]) -> None:
+        """Record processes of ``pod_id`` (pid → create time); writes only what is new."""
+        entry = self.entries.setdefault(pod_id, {})
+        new = {str(pid): started for pid, started in processes.items() if str(pid) not in entry}
+        if new:
+            entry.update(new)
+            self._write()
+
+    def add_pid(self, pod_id: str, pid: int) -> None:
+        """Record one process of ``pod_id`` by pid (its start time looked up now)."""
+        with contextlib.suppress(psutil.Error):
+            self.add(pod_id, {pid: psutil.Process(pid).create_time()})
 
     def remove(self, pod_id: str) -> None:
-        """Forget the pod's main process (it has ended)."""
+        """Forget the pod's processes (they have ended)."""
         if self.entries.pop(pod_id, None) is not None:
             self._write()
 
     def kill_leftovers(self) -> int:
-        """Kill every surviving member of the recorded groups; how many were killed."""
+        """SIGKILL every recorded process still running; how many were killed."""
         killed = 0
-        for pod_id, entry in list(self.entries.items()):
-            for proc in _members(int(entry["pgid"]), float(entry["started"]), pod_id):
-                with contextlib.suppress(psutil.Error):
-                    proc.send_signal(signal.SIGKILL)
-                    killed += 1
+        for entry in self.entries.values():
+            for pid, started in entry.items():
+                with contextlib.suppress(psutil.Error, ValueError):
+                    proc = psutil.Process(int(pid))
+                    if abs(proc.create_time() - float(started)) < 0.01:
+                        proc.send_signal(signal.SIGKILL)
+                        killed += 1
         self.entries = {}
         self._write()
         return killed
-
-
-def _members(pgid: int, started: float, pod_id: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            if os.getpgid(proc.pid) != pgid or proc.create_time() < started - 1:
-                continue
-            if proc.environ().get("RUNPOD_POD_ID") == pod_id:
-                found.append(proc)
-        except (psutil.Error, OSError):
-            continue
-    return found

@@ -49,7 +49,7 @@ class MainProcess:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=detach_child if sys.platform == "linux" else None,
+            preexec_fn=sandbox.preexec or (detach_child if sys.platform == "linux" else None),
         )
         return cls(process, on_lines)
 

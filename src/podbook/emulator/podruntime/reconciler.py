@@ -21,8 +21,11 @@ and billing stops, as for ``stop``; ``start`` runs it again. Lines of the main p
 the pod's container log (source ``container``) as they come. At most
 ``settings.max_running_pods`` pods run at once; a pod beyond the cap is not started and its
 log says why (creation already refuses it with the capacity error, see ``capacity.py``).
-When the emulator starts, leftovers of an earlier run are killed (:mod:`.ledger`), then the
-RUNNING pods start again like after a host reboot (fresh container disk, same mounts).
+Every process a pod starts is tracked by its pod group (:mod:`.confine`: a cgroup, or the
+process tree recorded as it forms) and ends with the pod. When the emulator starts, leftovers
+of an earlier run are killed (the pod groups and :mod:`.ledger`), then the RUNNING pods start
+again like after a host reboot (fresh container disk, same mounts). Blocking work (building and
+removing trees, killing process groups) runs off the event loop.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from podbook.emulator.lifecycle import RUNNING, running_since, status_of
 from podbook.emulator.podlogs import log_book
+from podbook.emulator.podruntime.confine import Confinement, PodGroup, process_children
 from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
 from podbook.emulator.podruntime.ledger import Ledger
 from podbook.emulator.podruntime.mainproc import MainProcess
@@ -44,12 +49,7 @@ from podbook.emulator.podruntime.services import (
     start_services,
     stop_services,
 )
-from podbook.emulator.podruntime.tree import (
-    build_sandbox,
-    remove_pod_tree,
-    remove_volume,
-    runtime_root,
-)
+from podbook.emulator.podruntime.tree import build_sandbox, claim, remove_gone_trees, runtime_root
 from podbook.emulator.pods import mark_exited
 
 log = logging.getLogger("podbook.emulator.podruntime")
@@ -70,6 +70,14 @@ class LivePod:
     tree: ProcessTree = field(default_factory=ProcessTree)
     watcher: asyncio.Task[None] | None = None
     starting: asyncio.Task[None] | None = None  # the services' start (Jupyter takes seconds)
+    group: PodGroup | None = None  # every process of this boot (confine.py)
+
+    def roots(self) -> list[int]:
+        """The processes the runtime started for this boot (main, servers, SSH sessions)."""
+        pids = [self.main.pid] if self.main is not None else []
+        for service in self.services:
+            pids += getattr(service, "pids", lambda: [])()
+        return pids
 
 
 class LocalRuntime:
@@ -85,15 +93,21 @@ class LocalRuntime:
         self._lock = asyncio.Lock()
         self._refused: set[tuple[str, float]] = set()
         self._started_at = 0.0
+        self.confinement = Confinement(self.home)
 
     # lifecycle of the runtime ---------------------------------------------------------------
 
     def start(self) -> None:
-        """Kill an earlier run's leftovers, then reconcile every :data:`TICK` seconds."""
-        killed = self.ledger.kill_leftovers()
+        """Kill an earlier run's leftovers, then reconcile every :data:`TICK` seconds.
+
+        Runs under the emulator's claim on its home, so whatever the ledger and the pod groups
+        still name was left by an emulator that is gone, never by a live one."""
+        killed = self.ledger.kill_leftovers() + self.confinement.kill_leftovers()
         killed += kill_service_orphans([r["id"] for _, r in self.emulator.store.pods.every()])
         if killed:
             log.info("killed %d leftover pod process(es) of an earlier run", killed)
+        self._claim_own_trees()
+        log.info("local runtime: pod processes tracked by %s", self.confinement.mode)
         self.emulator.views.live = self.measure
         self._started_at = self.emulator.clock()
         self._task = asyncio.get_running_loop().create_task(self._loop())
@@ -140,20 +154,36 @@ class LocalRuntime:
                 except Exception as exc:  # this pod only; it is not retried until its next boot
                     note = f"the local runtime could not start the pod: {type(exc).__name__}: {exc}"
                     self._log(account_id, pod_id, [note], "system")
-        self._remove_gone_trees()
+        await self._record_processes()
+        store = self.emulator.store
+        await asyncio.to_thread(
+            remove_gone_trees,
+            self.home,
+            store.identity,
+            lambda pod_id: store.pods.exists(pod_id) or pod_id in self.pods,
+            store.network_volumes.exists,
+        )
 
-    def _remove_gone_trees(self) -> None:
-        """Remove the trees of terminated pods and the files of deleted volumes."""
+    def _claim_own_trees(self) -> None:
+        """Mark the trees of this database's records as its own (trees made before owners
+        were marked); a tree no record of it names is left alone: it may be another one's."""
         root = runtime_root(self.home)
         store = self.emulator.store
-        for folder, exists, remove in (
-            (root / "pods", store.pods.exists, remove_pod_tree),
-            (root / "volumes", store.network_volumes.exists, remove_volume),
-        ):
-            if folder.is_dir():
-                for entry in folder.iterdir():
-                    if not exists(entry.name) and entry.name not in self.pods:
-                        remove(self.home, entry.name)
+        for folder, collection in (("pods", store.pods), ("volumes", store.network_volumes)):
+            for _, record in collection.every():
+                if (root / folder / record["id"]).is_dir():
+                    claim(root / folder / record["id"], store.identity)
+
+    async def _record_processes(self) -> None:
+        """Fallback tracking (no cgroup): record each pod's process tree as it forms."""
+        groups = [live for live in self.pods.values() if live.group and not live.group.cgroup]
+        if not groups:
+            return
+        children = await asyncio.to_thread(process_children)
+        for live in groups:
+            assert live.group is not None
+            live.group.record(children)
+            self.ledger.add(live.pod_id, live.group.recorded)
 
     # one pod --------------------------------------------------------------------------------
 
@@ -179,7 +209,16 @@ class LocalRuntime:
             return
         live = LivePod(pod_id=pod_id, account_id=account_id, boot=boot)
         self.pods[pod_id] = live
-        sandbox = build_sandbox(self.home, record, wipe_container=True)
+        live.group = group = await asyncio.to_thread(self.confinement.group, pod_id)
+        group.roots = live.roots
+        sandbox = await asyncio.to_thread(
+            build_sandbox,
+            self.home,
+            record,
+            wipe_container=True,
+            owner=self.emulator.store.identity,
+        )
+        sandbox.preexec = group.preexec()
         if (running_since(record["phase"]) or 0) < self._started_at - 1:
             note = "the emulator restarted: the container starts again (fresh container disk)"
             self._log(account_id, pod_id, [note], "system")
@@ -189,12 +228,14 @@ class LocalRuntime:
                 live.main = await MainProcess.start(
                     args, sandbox, lambda lines: self._log(account_id, pod_id, lines, "container")
                 )
-            except OSError as exc:
-                note = f"cannot start the main process: {exc.strerror or exc}"
+            except OSError as exc:  # e.g. E2BIG: the container fails to start, as a pod would
+                note = f"the container failed to start: {exc.strerror or exc}"
                 self._log(account_id, pod_id, [note], "system")
-            else:
-                self.ledger.add(pod_id, live.main.pid)
-                live.watcher = asyncio.get_running_loop().create_task(self._watch(account_id, live))
+                self._exit(account_id, live)
+                await self._stop(live)
+                return
+            self.ledger.add_pid(pod_id, live.main.pid)
+            live.watcher = asyncio.get_running_loop().create_task(self._watch(account_id, live))
         live.starting = asyncio.get_running_loop().create_task(
             start_services(
                 record,
@@ -213,27 +254,39 @@ class LocalRuntime:
         if live.main.stopping:
             return
         async with self._lock:
-            record = self.emulator.store.pods.get(account_id, live.pod_id)
-            if record is None or record["phase"].get("since") != live.boot:
-                return
-            now = self.emulator.clock()
-            self._log(account_id, live.pod_id, [f"container exited with code {code}"], "system")
-            updated = dict(record)
-            mark_exited(updated, now)
-            self.emulator.store.pods.put(account_id, updated)
-            await self._stop(live)
+            if self._exit(account_id, live, f"container exited with code {code}"):
+                await self._stop(live)
+
+    def _exit(self, account_id: str, live: LivePod, line: str | None = None) -> bool:
+        """Mark this boot of the pod EXITED (its container ended); False if it is not the
+        pod's current boot any more."""
+        record = self.emulator.store.pods.get(account_id, live.pod_id)
+        if record is None or record["phase"].get("since") != live.boot:
+            return False
+        if line:
+            self._log(account_id, live.pod_id, [line], "system")
+        updated = dict(record)
+        mark_exited(updated, self.emulator.clock())
+        self.emulator.store.pods.put(account_id, updated)
+        return True
 
     async def _stop(self, live: LivePod) -> None:
         self.pods.pop(live.pod_id, None)
+        group = live.group
+        if group is not None:  # every process of the pod gets the main process's grace
+            await asyncio.to_thread(group.signal_all, signal.SIGTERM)
         if live.starting is not None:
             live.starting.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await live.starting
         if live.main is not None:
             await live.main.stop()
-            self.ledger.remove(live.pod_id)
         await stop_services(live.services)
         live.services = []
+        if group is not None:  # what is left (daemons, detached children) ends now
+            await asyncio.to_thread(group.kill_all)
+            await asyncio.to_thread(self.confinement.release, group)
+        self.ledger.remove(live.pod_id)
 
     # figures --------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,3 +24,18 @@ class Sandbox:
     """The pod's full environment: its ``env`` plus the variables the service sets."""
     mounts: dict[str, Path] = field(default_factory=dict)
     """Path as the pod sees it → real directory."""
+    preexec: Callable[[], None] | None = None
+    """Runs in every process the pod starts, between fork and exec (``confine.PodGroup``):
+    the pod's process group membership, umask and the emulator-death signal."""
+
+    def preexec_then(self, then: Callable[[], None] | None = None) -> Callable[[], None] | None:
+        """The ``preexec_fn`` of a pod process: :attr:`preexec`, then ``then``."""
+        first = self.preexec
+        if first is None or then is None:
+            return first or then
+
+        def both() -> None:  # pragma: no cover - runs in the child between fork and exec
+            first()
+            then()
+
+        return both

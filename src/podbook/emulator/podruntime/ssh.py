@@ -400,6 +400,7 @@ class PodSshServer:
         self._server: asyncssh.SSHAcceptor | None = None
         self._connections: set[asyncssh.SSHServerConnection] = set()
         self._pgids: set[int] = set()
+        self._children: list[subprocess.Popen[bytes]] = []
         self._stopped = False
 
     @classmethod
@@ -570,6 +571,7 @@ class PodSshServer:
         """Start ``argv`` in the sandbox with ``subprocess`` (``close_fds``: no descriptor of
         the server leaks into the pod, whatever the event loop; uvloop's own subprocesses
         would pass some on)."""
+        kwargs["preexec_fn"] = self.sandbox.preexec_then(kwargs.get("preexec_fn"))
         child = subprocess.Popen(
             argv,
             cwd=self.sandbox.workdir,
@@ -578,6 +580,7 @@ class PodSshServer:
             **kwargs,
         )
         self._pgids.add(child.pid)
+        self._children = [c for c in self._children if c.poll() is None] + [child]
         return child
 
     async def _run_pipes(self, process: asyncssh.SSHServerProcess[bytes]) -> int | None:
@@ -730,6 +733,10 @@ class PodSshServer:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
         psutil.wait_procs(list(leftovers.values()), timeout=KILL_GRACE)
+
+    def pids(self) -> list[int]:
+        """The session processes this server started that still run."""
+        return [child.pid for child in self._children if child.poll() is None]
 
     async def stop(self) -> None:
         """Stop listening, close every session and end every process the server started."""

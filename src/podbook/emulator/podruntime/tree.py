@@ -5,6 +5,12 @@ Layout under the emulator's home (``HOME/podruntime``)::
     pods/<pod id>/container/      container disk: wiped each time the container starts
     pods/<pod id>/persistent/     the persistent mount: kept across stop/start, gone at terminate
     volumes/<volume id>/          a network volume: kept as long as the volume exists
+    pods/<pod id>.owner           whose tree it is: the identity of the database holding the
+    volumes/<volume id>.owner     record (``Store.identity``)
+
+An emulator removes a tree only when the marker says it is its own and the record is gone from
+its database: another database's trees in the same home are never touched (see
+:func:`remove_gone_trees`).
 
 There is no chroot. ``mounts`` maps the pod's paths (``/workspace`` …) to these directories
 and the environment says so: ``RUNPOD_WORKSPACE`` is the real directory behind the pod's mount
@@ -18,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +55,50 @@ def _env_name(path: str) -> str:
     return "RUNPOD_MOUNT_" + (re.sub(r"[^A-Za-z0-9]+", "_", path).strip("_").upper() or "ROOT")
 
 
-def build_sandbox(home: Path, record: Record, *, wipe_container: bool) -> Sandbox:
-    """Create (or reuse) the pod's directories and return its sandbox.
+def claim(folder: Path, owner: str) -> None:
+    """Mark ``folder`` (a pod's tree or a volume) as belonging to the database ``owner``."""
+    marker = folder.with_name(folder.name + ".owner")
+    if not marker.exists():
+        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        marker.write_text(owner, encoding="utf-8")
 
-    ``wipe_container`` empties the container disk first (a fresh container start).
+
+def _owner_of(marker: Path) -> str | None:
+    try:
+        return marker.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+
+
+def remove_gone_trees(
+    home: Path, owner: str, pod_exists: Callable[[str], bool], volume_exists: Callable[[str], bool]
+) -> list[str]:
+    """Delete the trees of ``owner``'s pods and volumes whose records are gone; their ids.
+
+    Runs off the event loop (a tree can be large)."""
+    removed = []
+    root = runtime_root(home)
+    for folder, exists in ((root / "pods", pod_exists), (root / "volumes", volume_exists)):
+        if not folder.is_dir():
+            continue
+        for marker in folder.glob("*.owner"):
+            name = marker.name[: -len(".owner")]
+            if _owner_of(marker) != owner or exists(name):
+                continue
+            shutil.rmtree(folder / name, ignore_errors=True)
+            marker.unlink(missing_ok=True)
+            removed.append(name)
+    return removed
+
+
+def build_sandbox(home: Path, record: Record, *, wipe_container: bool, owner: str) -> Sandbox:
+    """Create (or reuse) the pod's directories, marked as ``owner``'s, and return its sandbox.
+
+    ``wipe_container`` empties the container disk first (a fresh container start). Blocking:
+    call it off the event loop.
     """
     root = pod_dir(home, record["id"])
+    claim(root, owner)
     container = root / "container"
     if wipe_container and container.exists():
         shutil.rmtree(container, ignore_errors=True)
@@ -67,6 +112,7 @@ def build_sandbox(home: Path, record: Record, *, wipe_container: bool) -> Sandbo
         mounts[persistent["path"]] = target
     for network in spec.get("network") or []:
         target = volume_dir(home, network["volumeId"])
+        claim(target, owner)
         target.mkdir(parents=True, exist_ok=True)
         mounts[network["path"]] = target
     workdir = next(iter(mounts.values()), container)
@@ -104,13 +150,3 @@ def service_env(record: Record) -> dict[str, str]:
         env["RUNPOD_CLUSTER_IP"] = cluster["ip"]
         env["RUNPOD_CLUSTER_RANK"] = str(cluster.get("rank"))
     return env
-
-
-def remove_pod_tree(home: Path, pod_id: str) -> None:
-    """Delete everything of a terminated pod (its network volumes stay)."""
-    shutil.rmtree(pod_dir(home, pod_id), ignore_errors=True)
-
-
-def remove_volume(home: Path, volume_id: str) -> None:
-    """Delete a deleted network volume's files."""
-    shutil.rmtree(volume_dir(home, volume_id), ignore_errors=True)
