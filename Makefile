@@ -3,6 +3,7 @@
 #   make quickstart   install what is needed, run notebooks/quickstart.ipynb headless
 #   make test         install what is needed, run ruff, pytest (incl. browser) and the JS tests
 #   make test-fast    pytest without the browser and slow tests, in parallel (the edit loop)
+#   make test-explore the Hypothesis tests with fresh randomness (every other target is seeded)
 #   make lint         ruff check + ruff format --check
 #   make bench        run the benchmarks in bench/ (REST, queue, streaming, load); figures
 #   make conformance  schemathesis against the emulator (scripts/conformance.py)
@@ -38,13 +39,14 @@ HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
 .PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh quickstart test test-ruff test-python \
-        test-browser test-js test-live lint format bench conformance operations-table docs \
+        test-browser test-js test-live test-explore lint format bench conformance operations-table docs \
         refresh-reference clean distclean
 
 help:
 	@echo "make quickstart   run notebooks/quickstart.ipynb end to end against the local emulator"
 	@echo "make test         run every test: ruff, pytest (unit, notebooks, browser), JS tests"
 	@echo "make test-fast    the edit-test loop: pytest without browser and slow tests, in parallel"
+	@echo "make test-explore the Hypothesis tests with fresh randomness (the others are deterministic)"
 	@echo "make lint         ruff check and ruff format --check"
 	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py, podruntime.py (minutes)"
 	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
@@ -133,6 +135,13 @@ test-python: setup-python setup-js setup-ssh
 # The edit-test loop: no browser, no slow test (tests/conftest.py SLOW).
 test-fast: setup-python setup-ssh
 	$(call pytest_stage,test-fast,-m "not browser and not slow" --ignore=tests/browser $(XDIST) -q)
+
+# Every target above runs Hypothesis's "deterministic" profile (tests/conftest.py): the same
+# examples on every run, so CI passes or fails on the code, never on the draw. This one runs
+# every Hypothesis test (the marker its pytest plugin sets) with fresh randomness and the
+# example database in .hypothesis/, to find new failing inputs; pin one with @example.
+test-explore: setup-python
+	$(call pytest_stage,test-explore,-m "hypothesis and not browser" --ignore=tests/browser --hypothesis-profile explore $(XDIST) -q)
 
 test-browser: setup-python setup-browser
 	$(call pytest_stage,test-browser,-m browser tests/browser)

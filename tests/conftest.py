@@ -23,9 +23,40 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, settings
 from processes import stop_process
 
 FAST = ("--provision-seconds", "0.2", "--start-seconds", "0.2")
+
+# ---------------------------------------------------------------- Hypothesis profiles
+
+HYPOTHESIS_PROFILE_VAR = "PODBOOK_HYPOTHESIS_PROFILE"
+"""Names the Hypothesis profile to load (``--hypothesis-profile NAME`` wins over it)."""
+
+settings.register_profile(
+    "deterministic",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+"""The default, and what ``make test`` runs: each property test draws the same examples on
+every run and machine (seeded from the test's name; no example database), so the suite
+passes or fails on the code, never on the draw. ``deadline=None``: on a loaded machine a
+slow example is not a bug."""
+
+settings.register_profile(
+    "explore",
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+"""Fresh randomness on every run, with the local example database (``.hypothesis/``) that
+replays what failed before: ``make test-explore``. A failure prints the
+``@reproduce_failure`` blob to pin it, and the example then belongs in an ``@example``."""
+
+settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_VAR) or "deterministic")
 
 
 class EmulatorProcess:

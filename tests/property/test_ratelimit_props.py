@@ -9,7 +9,7 @@ anything unreadable); and the formatters, which refuse bad input with ``ValueErr
 from __future__ import annotations
 
 import httpx
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from podbook.api.ratelimit import (
@@ -17,6 +17,8 @@ from podbook.api.ratelimit import (
     format_ratelimit,
     format_ratelimit_policy,
     parse_rate_limit_headers,
+    parse_ratelimit,
+    parse_ratelimit_policy,
 )
 from podbook.client.core import parse_rate_limit_headers as client_parse
 
@@ -107,10 +109,20 @@ ANY = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size
 
 
 @given(st.lists(st.tuples(ANY, ANY, ANY), max_size=3))
+@example([("", 0, 0)])  # valid; its policy text read as a RateLimit header was refused
 def test_formatters_refuse_bad_windows_with_value_error_only(windows) -> None:
-    for formatter in (format_ratelimit, format_ratelimit_policy):
+    """Each formatter raises ``ValueError`` or writes a header that its own parser (not the
+    other header's) reads back as the windows given (the last of a repeated name wins)."""
+    pairs = (
+        (format_ratelimit, parse_ratelimit),
+        (format_ratelimit_policy, parse_ratelimit_policy),
+    )
+    for formatter, parse in pairs:
         try:
             text = formatter(windows)
         except ValueError:
             continue
-        assert parse_rate_limit_headers(text or None, None) is not None or not windows
+        if not windows:
+            assert text == ""
+            continue
+        assert parse(text) == {name: (first, second) for name, first, second in windows}
