@@ -69,8 +69,10 @@ class EmulatorProcess:
         extra_args: tuple[str, ...] = (),
         config_text: str | None = None,
         timings: tuple[str, ...] = FAST,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.root = root
+        self.env = env or {}
         self.home = root / "home"
         self.home.mkdir(parents=True, exist_ok=True)
         self.db = root / "emulator.db"
@@ -140,7 +142,7 @@ class EmulatorProcess:
 
     def start(self, timeout: float = 20.0) -> None:
         """Start the process and wait until it announces its URL and answers /healthz."""
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         with self.stdout_path.open("ab") as out, self.log_path.open("ab") as err:
             start_offset = out.tell()
             self.proc = subprocess.Popen(
@@ -198,6 +200,13 @@ def start_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]
     yield factory
     for process in started:
         process.stop()
+
+
+@pytest.fixture(scope="session")
+def emulator_class() -> type[EmulatorProcess]:
+    """The emulator process class, for a test that lays an emulator out itself (a home shared
+    with another one, a database elsewhere) before it starts it."""
+    return EmulatorProcess
 
 
 @pytest.fixture(scope="session")

@@ -162,6 +162,13 @@ describe("pod panel: SSH", () => {
     expect(root().querySelector('[data-ssh="direct"]')).toBeNull();
   });
 
+  it("says why there is no SSH command when no server serves the pod", () => {
+    const reason = "no SSH server: the pod has no PUBLIC_KEY; register a key";
+    render(gpuPod({ ssh: { proxy: null, direct: null, unavailable: reason } }));
+    expect(root().querySelector('[data-ssh="unavailable"]').textContent).toBe(reason);
+    expect(root().querySelector(".podbook-copy, button[data-copy]")).toBeNull();
+  });
+
   it("shows no SSH command once the pod is TERMINATED, even if the last state had one", () => {
     const { model } = render(gpuPod());
     expect(root().querySelector('[data-ssh="direct"]')).not.toBeNull();

@@ -101,6 +101,9 @@ class PodSsh:
 
     proxy: PodSshEndpoint | None
     direct: PodSshEndpoint | None
+    unavailable: str | None = None
+    """Why no command is shown although the pod may run (podbook's emulator: no SSH server
+    serves this pod, so a command would reach something else)."""
 
 
 @response_record

@@ -240,6 +240,17 @@ def _static_view(
     user = record["sshUser"]
     proxy_port = port_map.get("ssh-proxy", 22)
     proxy_command = f"ssh {user}@{proxy_host}" + (f" -p {proxy_port}" if proxy_port != 22 else "")
+    proxy: dict[str, Any] | None = {
+        "host": proxy_host,
+        "port": proxy_port,
+        "username": user,
+        "command": proxy_command,
+    }
+    unavailable = no_ssh_reason(record, settings)
+    if unavailable is not None:  # no server of this pod would answer: show no command
+        proxy = ssh_direct = None
+    elif settings.runtime == "local" and "ssh-proxy" not in port_map:
+        proxy = None  # SSH on the direct port only (PUBLIC_KEY set by hand, no startSsh)
     view: dict[str, Any] = {
         "id": record["id"],
         "name": record["name"],
@@ -255,15 +266,7 @@ def _static_view(
         "cloud": record["cloud"],
         "dataCenterId": record["dataCenterId"],
         "cudaVersion": record["cudaVersion"],
-        "ssh": {
-            "proxy": {
-                "host": proxy_host,
-                "port": proxy_port,
-                "username": user,
-                "command": proxy_command,
-            },
-            "direct": ssh_direct,
-        },
+        "ssh": {"proxy": proxy, "direct": ssh_direct},
         "template": None,
         "cost": 0.0 if status == EXITED or status == "ERROR" else record["pricePerHour"],
         "locked": record["locked"],
@@ -284,10 +287,29 @@ def _static_view(
         view["gpu"] = record["gpu"]
     else:
         view["cpu"] = record["cpu"]
+    if unavailable is not None:
+        view["ssh"]["unavailable"] = unavailable
     cluster = record.get("cluster")
     if cluster is not None:
         view["cluster"] = cluster_membership_view(cluster, record, now)
     return view
+
+
+def no_ssh_reason(record: Record, settings: EmulatorSettings) -> str | None:
+    """Why the local runtime runs no SSH server for this pod (its commands would reach another
+    program, such as the host's own sshd on port 22), or None when it does or pods are
+    simulated (``--runtime none``: the addresses are invented and lead nowhere)."""
+    if settings.runtime != "local":
+        return None
+    if not str((record.get("env") or {}).get("PUBLIC_KEY") or "").strip():
+        return (
+            "no SSH server: the pod has no PUBLIC_KEY; register a key (%sshkey add, or "
+            "client.account.ssh_keys.put) and create the pod with --ssh (startSsh)"
+        )
+    port_map = record.get("portMap") or {}
+    if "ssh-proxy" not in port_map and "22/tcp" not in port_map:
+        return "no SSH server: the pod was created without startSsh; create it with --ssh"
+    return None
 
 
 def cluster_membership_view(cluster: dict[str, Any], record: Record, now: float) -> dict[str, Any]:

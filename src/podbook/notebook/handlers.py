@@ -68,7 +68,10 @@ def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
     pod = to_wire(session.client.pods.get(command.pod_id))
     commands = ssh_commands(pod)
     notes = []
-    if "PUBLIC_KEY" not in (pod.get("env") or {}):
+    unavailable = (pod.get("ssh") or {}).get("unavailable")
+    if unavailable:
+        notes.append(unavailable)
+    elif "PUBLIC_KEY" not in (pod.get("env") or {}):
         notes.append(
             "no PUBLIC_KEY in the pod's env, so the pod refuses these logins: register your "
             "key (client.account.ssh_keys.put([...])), then create the pod with --ssh"

@@ -103,6 +103,10 @@ function sshSection(pod, feedback, rerender) {
         copyButton(`ssh-${kind}`, ssh[kind].command, feedback, rerender),
       ),
   );
+  if (!rows.length && ssh.unavailable) {
+    // No server of this pod answers SSH: say why instead of a command that leads elsewhere.
+    rows.push(h("div", { class: "podbook-ssh-row podbook-muted", "data-ssh": "unavailable", text: ssh.unavailable }));
+  }
   return rows.length ? h("div", { class: "podbook-section podbook-ssh" }, rows) : null;
 }
 

@@ -36,6 +36,10 @@ from podbook.emulator.broker.supervisor import detach_child
 
 log = logging.getLogger("podbook.emulator.podruntime")
 
+TRACKING_VAR = "PODBOOK_POD_TRACKING"
+"""``tree`` makes the emulator track pod processes by their recorded tree even where it could
+use a cgroup (to see the fallback at work); anything else: a cgroup where one can be made."""
+
 RECORD_SECONDS = 0.1
 """How often the fallback records each pod's process tree (one reconcile tick)."""
 
@@ -140,9 +144,10 @@ class PodGroup:
 class Confinement:
     """The pod groups of one emulator home; see the module docstring."""
 
-    def __init__(self, home: Path, *, use_cgroup: bool = True) -> None:
+    def __init__(self, home: Path) -> None:
         digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
         self.parent: Path | None = None
+        use_cgroup = os.environ.get(TRACKING_VAR, "auto") != "tree"
         mount = cgroup2_mount() if use_cgroup else None
         if mount is not None:
             parent = mount / f"podbook-{digest}"

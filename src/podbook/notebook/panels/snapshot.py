@@ -53,6 +53,8 @@ def pod_text(pod: dict[str, Any], error: str = "") -> str:
         f" · {cost_text(pod)}",
     ]
     lines += [f"  ssh ({kind}): {command}" for kind, command in ssh_commands(pod).items()]
+    if unavailable := (pod.get("ssh") or {}).get("unavailable"):
+        lines.append(f"  ssh: {unavailable}")
     if pod.get("ports"):
         lines.append(f"  ports: {', '.join(pod['ports'])}")
     if pod.get("env"):
