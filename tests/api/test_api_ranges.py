@@ -66,8 +66,11 @@ def test_ports(port, protocol):
     spec = f"{port}/{protocol}"
     status, errors = outcome(gpu_pod(ports=["22/tcp", spec]))
     valid = protocol in ("http", "tcp", "udp") and 1 <= port <= 65535
-    assert (status == 0) is valid
-    if valid:
+    duplicate = valid and (port, protocol) == (22, "tcp")
+    assert (status == 0) is (valid and not duplicate)
+    if duplicate:
+        assert errors == ["$.ports: '22/tcp' is listed twice; list each port/protocol once"]
+    elif valid:
         assert parse_port(spec) == (port, protocol)
     else:
         assert status == 422 and len(errors) == 1 and errors[0].startswith("$.ports[1]: ")

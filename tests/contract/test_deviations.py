@@ -1,7 +1,7 @@
 """Every deviation of ``reference/DEVIATIONS.md``, tested by its id.
 
 Each test names the row it checks (``@deviation("D7")``); the table and the tests must match
-one to one. Rules the document states in prose but its schemas cannot express (D9-D21) are
+one to one. Rules the document states in prose but its schemas cannot express (D9-D22) are
 checked the same way: the independent mock (Prism, validating against the document) accepts
 the request, and the emulator refuses it with the status the table gives. The table is also
 where ``scripts/conformance.py`` reads the schemathesis checks it turns off.
@@ -356,6 +356,12 @@ PROBES: dict[str, Probe] = {
         "POST", "/v2/echo/run", 400, {"input": {}, "policy": {"ttl": 60000.0}}, in_reference=False
     ),
     "D21": Probe("POST", "/v2/echo/retry/{job}", 400, setup=_completed_job, in_reference=False),
+    "D22": Probe(
+        "POST",
+        "/v2/pods",
+        422,
+        {"name": "p", "image": "i:1", "gpu": {"id": GPU}, "env": {"A=B": "1"}},
+    ),
 }
 TESTED.update(PROBES)
 

@@ -45,6 +45,9 @@ from .clusters import (
     UpdateClusterRequest,
 )
 from .container import (
+    MAX_ARG_STRING_BYTES,
+    MAX_ARGS_ENV_BYTES,
+    MAX_PORTS,
     ContainerFields,
     Mounts,
     NetworkMount,
@@ -194,6 +197,9 @@ __all__ = [
     "ListRegistriesResponse",
     "ListTemplatesResponse",
     "MASK",
+    "MAX_ARG_STRING_BYTES",
+    "MAX_ARGS_ENV_BYTES",
+    "MAX_PORTS",
     "Mounts",
     "NetworkMount",
     "NetworkVolume",

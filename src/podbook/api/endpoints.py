@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from .base import Omittable, RequestModel, ResponseModel
+from .container import ContainerArgs, ContainerEnv, ContainerPorts, ProcessLimits
 
 __all__ = [
     "DEFAULT_SCALING",
@@ -98,14 +99,18 @@ def load_balancer_url(queue_url: str, endpoint_id: str) -> str:
     return f"{base}{LB_PATH_PREFIX}/{endpoint_id}"
 
 
-class _EndpointFields(RequestModel):
-    """What create and update share (all optional; ``null`` is refused: omit instead)."""
+class _EndpointFields(ProcessLimits):
+    """What create and update share (all optional; ``null`` is refused: omit instead).
+
+    ``args``, ``env`` and ``ports`` have the limits of every container
+    (:mod:`podbook.api.container`).
+    """
 
     image: Omittable[str] = Field(default=None, min_length=1)
-    args: Omittable[str] = None
+    args: Omittable[ContainerArgs] = None
     disk: Omittable[int] = Field(default=None, ge=1)
-    env: Omittable[dict[str, str]] = None
-    ports: Omittable[list[str]] = None
+    env: Omittable[ContainerEnv] = None
+    ports: Omittable[ContainerPorts] = None
     registry: str | None = None
     gpu: Omittable[dict[str, Any]] = None
     cpu: Omittable[list[dict[str, Any]]] = Field(default=None, min_length=1)

@@ -56,9 +56,11 @@ CLUSTER_TYPES: tuple[str, ...] = get_args(ClusterType)
 POD_CLUSTER_ROLES: tuple[str, ...] = get_args(PodClusterRole)
 TERMINAL_POD_STATUSES: frozenset[str] = frozenset({"TERMINATED"})
 
-PORT_PATTERN = re.compile(r"^(\d+)/(http|tcp|udp)$")
-CUDA_VERSION_PATTERN = re.compile(r"^\d+\.\d+$")
-MIN_CUDA_VERSION_PATTERN = re.compile(r"^\d+(\.\d+)?$")
+# Anchored with \A and \Z, and matched with fullmatch: ``$`` also matches before a final
+# newline, so "22/tcp\n" passed; and ASCII digits only, since ``\d`` also takes "٢٢".
+PORT_PATTERN = re.compile(r"\A([0-9]+)/(http|tcp|udp)\Z")
+CUDA_VERSION_PATTERN = re.compile(r"\A[0-9]+\.[0-9]+\Z")
+MIN_CUDA_VERSION_PATTERN = re.compile(r"\A[0-9]+(\.[0-9]+)?\Z")
 
 
 def parse_port(spec: str) -> tuple[int, str]:
@@ -66,12 +68,13 @@ def parse_port(spec: str) -> tuple[int, str]:
 
     Raises ``ValueError`` with a one-line reason when the string is not a valid port spec.
     """
-    match = PORT_PATTERN.match(spec)
+    match = PORT_PATTERN.fullmatch(spec)
     if match is None:
         raise ValueError(
             "must be 'port/protocol' with protocol http, tcp or udp (e.g. '8888/http')"
         )
-    port = int(match.group(1))
+    digits = match.group(1)
+    port = int(digits) if len(digits) <= 5 else 0  # no int() of a thousand digits
     if not 1 <= port <= 65535:
         raise ValueError("port must be between 1 and 65535")
     return port, match.group(2)
@@ -86,7 +89,7 @@ def _check_port(value: str) -> str:
 
 
 def _check_cuda_version(value: str) -> str:
-    if not CUDA_VERSION_PATTERN.match(value):
+    if not CUDA_VERSION_PATTERN.fullmatch(value):
         raise PydanticCustomError(
             "cuda_version", "must be a CUDA version 'major.minor' (e.g. '12.8')"
         )
@@ -94,7 +97,7 @@ def _check_cuda_version(value: str) -> str:
 
 
 def _check_min_cuda_version(value: str) -> str:
-    if not MIN_CUDA_VERSION_PATTERN.match(value):
+    if not MIN_CUDA_VERSION_PATTERN.fullmatch(value):
         raise PydanticCustomError(
             "min_cuda_version",
             "must be a CUDA version 'major' or 'major.minor' (e.g. '12' or '12.4')",
@@ -126,7 +129,7 @@ def cuda_key(version: str) -> tuple[int, int]:
 
     Raises ``ValueError`` for anything that is not ``major`` or ``major.minor``.
     """
-    if not MIN_CUDA_VERSION_PATTERN.match(version):
+    if not MIN_CUDA_VERSION_PATTERN.fullmatch(version):
         raise ValueError(f"not a CUDA version: {version!r}")
     major, _, minor = version.partition(".")
     return int(major), int(minor or 0)

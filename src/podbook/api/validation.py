@@ -31,7 +31,7 @@ __all__ = [
 
 M = TypeVar("M", bound=RequestModel)
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class RequestRejected(ValueError):
@@ -75,7 +75,7 @@ def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif _IDENTIFIER.match(part):
+        elif _IDENTIFIER.fullmatch(part):
             path += f".{part}"
         else:
             path += "[" + json.dumps(part) + "]"
@@ -156,6 +156,8 @@ def format_validation_errors(
     unknown: dict[tuple[int | str, ...], list[str]] = {}
     for error in exc.errors(include_url=False, include_input=False):
         loc = tuple(error["loc"])
+        if loc[-1:] == ("[key]",):  # a refused key of an object: its path names it already
+            loc = loc[:-1]
         if error["type"] == "extra_forbidden":
             unknown.setdefault(loc[:-1], []).append(str(loc[-1]))
             continue

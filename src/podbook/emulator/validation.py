@@ -6,9 +6,11 @@ then works on the (validated) JSON itself, so wire names stay exactly as the see
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from podbook.api.base import RequestModel
+from podbook.api.container import container_size_errors
 from podbook.api.validation import RequestRejected, validate_request
 from podbook.emulator.problems import Problem
 
@@ -26,3 +28,12 @@ def validate(model: type[M], body: Any) -> M:
         return validate_request(model, body)
     except RequestRejected as exc:
         raise as_problem(exc) from None
+
+
+def check_process_size(spec: Mapping[str, Any], whose: str) -> None:
+    """400 when the ``args`` and ``env`` a pod would start with (``spec``, wire names: a body
+    merged over its template, or a pod after a PATCH) exceed
+    :data:`~podbook.api.container.MAX_ARGS_ENV_BYTES`; each part passed on its own."""
+    errors = container_size_errors(spec.get("args"), spec.get("env"), whose=whose)
+    if errors:
+        raise as_problem(RequestRejected.from_errors(400, errors))

@@ -25,7 +25,7 @@ from podbook.emulator.pods import (
 )
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.templates import apply_template, find_template
-from podbook.emulator.validation import as_problem, validate
+from podbook.emulator.validation import as_problem, check_process_size, validate
 from podbook.emulator.volumes import place_with_volume
 
 
@@ -65,6 +65,7 @@ def resolve_create_spec(req: ApiRequest, body: Any) -> dict[str, Any]:
     if template_id is not None:
         template = find_template(req.store, req.account_id, template_id)
         spec = apply_template(template, spec, cpu="cpu" in spec)
+        check_process_size(spec, f" (with template {template_id!r}'s)")
     return spec
 
 
@@ -161,6 +162,8 @@ async def update_pod(req: ApiRequest) -> Response:
         updated["ports"] = list(patch["ports"])
         kept = (*patch["ports"], "ssh-proxy")
         updated["portMap"] = {k: v for k, v in record["portMap"].items() if k in kept}
+    if "args" in patch or "env" in patch:
+        check_process_size(updated, " (the pod's, after this PATCH)")
     mounts = patch.get("mounts")
     if mounts:
         updated["mounts"] = _merge_mounts(record["mounts"], mounts)
