@@ -56,6 +56,9 @@ def cpu_pod(**fields):
         (gpu_pod(ports=["8888/ftp"]), 422, "$.ports[0]"),
         (gpu_pod(allowedCudaVersions=["12"]), 422, "$.allowedCudaVersions[0]"),
         (gpu_pod(minCudaVersion="twelve"), 422, "$.minCudaVersion"),
+        # 5,000 digits passed the pattern, then int() refused them in placement: a 500
+        (gpu_pod(minCudaVersion="1" * 5000), 422, "$.minCudaVersion"),
+        (gpu_pod(allowedCudaVersions=["12." + "8" * 5000]), 422, "$.allowedCudaVersions[0]"),
         (gpu_pod(bogus=1), 422, "$"),
         (gpu_pod(name=""), 422, "$.name"),
         ({"name": "x", "gpu": {"id": GPU}}, 422, "$.image"),

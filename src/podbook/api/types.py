@@ -57,10 +57,11 @@ POD_CLUSTER_ROLES: tuple[str, ...] = get_args(PodClusterRole)
 TERMINAL_POD_STATUSES: frozenset[str] = frozenset({"TERMINATED"})
 
 # Anchored with \A and \Z, and matched with fullmatch: ``$`` also matches before a final
-# newline, so "22/tcp\n" passed; and ASCII digits only, since ``\d`` also takes "٢٢".
+# newline, so "22/tcp\n" passed; and ASCII digits only, since ``\d`` also takes "٢٢". A CUDA
+# version part has at most 4 digits: int() refuses 4,300 and more, which made a 500.
 PORT_PATTERN = re.compile(r"\A([0-9]+)/(http|tcp|udp)\Z")
-CUDA_VERSION_PATTERN = re.compile(r"\A[0-9]+\.[0-9]+\Z")
-MIN_CUDA_VERSION_PATTERN = re.compile(r"\A[0-9]+(\.[0-9]+)?\Z")
+CUDA_VERSION_PATTERN = re.compile(r"\A[0-9]{1,4}\.[0-9]{1,4}\Z")
+MIN_CUDA_VERSION_PATTERN = re.compile(r"\A[0-9]{1,4}(\.[0-9]{1,4})?\Z")
 
 
 def parse_port(spec: str) -> tuple[int, str]:
