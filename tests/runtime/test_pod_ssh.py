@@ -31,6 +31,7 @@ from ssh_helpers import (
     ssh,
 )
 
+from podbook.emulator.podruntime.landlock import abi_version
 from podbook.emulator.podruntime.ssh import PROXY_REFUSAL
 
 pytestmark = pytest.mark.timeout(90)
@@ -99,6 +100,17 @@ def test_direct_command_runs_commands_in_the_pod(
     assert lines[1] == lines[2].removeprefix("home=")
 
 
+@pytest.mark.skipif(abi_version() < 1, reason="the kernel has no Landlock")
+def test_an_ssh_session_cannot_read_the_emulators_key_file(
+    ssh_pod: dict[str, Any], keys: dict[str, Path], local_emu: Any
+) -> None:
+    direct, _ = endpoints(ssh_pod)
+    result = ssh(direct, keys["good"], f"cat {local_emu.home / 'emulator.key'}; echo $?")
+    assert "Permission denied" in result.stderr
+    assert result.stdout.strip() == "1"
+    assert (local_emu.home / "emulator.key").read_text().strip() not in result.stdout
+
+
 def test_direct_scp_both_ways_and_a_forwarded_port(
     ssh_pod: dict[str, Any], keys: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -143,12 +155,13 @@ def test_no_start_ssh_no_ssh(registered: httpx.Client, keys: dict[str, Path]) ->
     pod = create_pod(registered, args="sleep 600", ports=["22/tcp"])
     try:
         running = wait_status(registered, pod["id"], "RUNNING", timeout=30)
-        for block in running["ssh"].values():
-            if block is None:
-                continue
-            endpoint = Endpoint(block["host"], block["port"], block["username"], block["command"])
-            result = ssh(endpoint, keys["good"], flags=("-tt",), stdin="exit\n")
-            assert result.returncode == 255
+        # no command that would reach another server (port 22 is the host's own sshd)
+        assert running["ssh"]["proxy"] is None and running["ssh"]["direct"] is None
+        assert "no SSH server" in running["ssh"]["unavailable"]
+        port = next(r["public"] for r in running["runtime"]["ports"] if r["private"] == 22)
+        endpoint = Endpoint("127.0.0.1", int(port), "root")
+        result = ssh(endpoint, keys["good"], flags=("-tt",), stdin="exit\n")
+        assert result.returncode == 255  # nothing listens on the pod's 22/tcp
     finally:
         registered.delete(f"/v2/pods/{pod['id']}")
 

@@ -21,6 +21,7 @@ import pytest
 from runtime_helpers import LOCAL, create_pod, log_lines, wait_for, wait_status
 
 from podbook.emulator.podruntime.confine import Confinement
+from podbook.emulator.podruntime.landlock import abi_version
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -321,7 +322,7 @@ def test_a_pod_without_an_ssh_server_shows_no_command_and_says_why(
 def test_healthz_answers_within_a_second_while_the_largest_pods_are_created(
     tmp_path: Path, new_emulator: Any
 ) -> None:
-    from podbook.api.pods import MAX_PORTS
+    from podbook.api.container import MAX_PORTS
 
     emu = new_emulator(tmp_path / "emu")
     slowest = [0.0]
@@ -338,7 +339,7 @@ def test_healthz_answers_within_a_second_while_the_largest_pods_are_created(
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     try:
-        ports = [f"{9000 + i}/http" for i in range(MAX_PORTS - 1)] + ["22/tcp"]
+        ports = [f"{9000 + i}/http" for i in range(MAX_PORTS - 2)] + ["8888/http", "22/tcp"]
         env = {f"VAR_{i}": "x" * 1000 for i in range(50)}
         with emu.http() as http:
             pods = [
@@ -354,6 +355,8 @@ def test_healthz_answers_within_a_second_while_the_largest_pods_are_created(
             ]
             for pod in pods:
                 wait_status(http, pod["id"], "RUNNING", timeout=30)
+            for pod in pods:  # Jupyter and SSH came up while /healthz was polled
+                log_lines(http, pod["id"], "Jupyter listening", source="system", timeout=60)
             for pod in pods:
                 assert http.delete(f"/v2/pods/{pod['id']}").status_code == 204
     finally:
@@ -361,3 +364,43 @@ def test_healthz_answers_within_a_second_while_the_largest_pods_are_created(
         poller.join(10)
         emu.stop()
     assert slowest[0] < 1.0, f"/healthz took {slowest[0]:.2f} s"
+
+
+# 7. the emulator's files are out of a pod's reach ------------------------------------------
+
+
+@pytest.mark.skipif(abi_version() < 1, reason="the kernel has no Landlock")
+def test_a_pod_cannot_read_the_emulators_keys_database_or_another_pods_files(
+    tmp_path: Path, new_emulator: Any
+) -> None:
+    emu = new_emulator(tmp_path / "emu")
+    home = emu.home
+    with emu.http() as http:
+        other = create_pod(
+            http,
+            mounts={"persistent": {"size": 10, "path": "/workspace"}},
+            args='echo private > "$RUNPOD_MOUNT_WORKSPACE/file"; echo ready; exec sleep 300',
+        )
+        wait_status(http, other["id"], "RUNNING")
+        log_lines(http, other["id"], "ready")
+        probe = (
+            'for f in "$H/emulator.key" "$H/emulator.json" "$DB" "$H/podruntime/ledger.json" '
+            '"$H/podruntime/pods/$OTHER/persistent/file" /proc/$EMU/mem; do '
+            'if cat "$f" >/dev/null 2>&1; then echo "READ $f"; else echo "DENIED $f"; fi; done; '
+            'echo mine > "$RUNPOD_MOUNT_WORKSPACE/own" && cat "$RUNPOD_MOUNT_WORKSPACE/own"; '
+            'python3 -c "import tempfile; tempfile.TemporaryFile().write(b\\"x\\"); print(\\"tmp ok\\")"; '
+            "ls / >/dev/null && echo 'ls ok'; echo done; exec sleep 300"
+        )
+        pod = create_pod(
+            http,
+            mounts={"persistent": {"size": 10, "path": "/workspace"}},
+            env={"H": str(home), "DB": str(emu.db), "OTHER": other["id"], "EMU": str(emu.proc.pid)},
+            args=probe,
+        )
+        wait_status(http, pod["id"], "RUNNING")
+        lines = log_lines(http, pod["id"], "done")
+    key = (home / "emulator.key").read_text().strip()
+    assert not any(key in line for line in lines)
+    assert not [line for line in lines if line.startswith("READ ")], lines
+    assert sum(line.startswith("DENIED ") for line in lines) == 6, lines
+    assert "mine" in lines and "tmp ok" in lines and "ls ok" in lines, lines

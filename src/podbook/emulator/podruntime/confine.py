@@ -33,6 +33,7 @@ from pathlib import Path
 import psutil
 
 from podbook.emulator.broker.supervisor import detach_child
+from podbook.emulator.podruntime.landlock import restrictor, ruleset_hiding
 
 log = logging.getLogger("podbook.emulator.podruntime")
 
@@ -63,10 +64,18 @@ class PodGroup:
         self.cgroup = cgroup
         self.recorded: dict[int, float] = {}  # pid → create time (the fallback)
         self.roots: Callable[[], list[int]] = list
+        self.ruleset: int | None = None  # Landlock: the home out of reach (landlock.py)
+
+    def hide(self, hidden: list[Path], allowed: list[Path]) -> bool:
+        """Keep the pod's processes out of the ``hidden`` places (the emulator's home and
+        database) but for ``allowed`` (blocking); False where the kernel cannot."""
+        self.ruleset = ruleset_hiding(hidden, allowed)
+        return self.ruleset is not None
 
     def preexec(self, then: Callable[[], None] | None = None) -> Callable[[], None]:
         """The ``preexec_fn`` of every process the pod starts (``then`` runs last)."""
         procs = str(self.cgroup / "cgroup.procs") if self.cgroup is not None else None
+        restrict = restrictor(self.ruleset) if self.ruleset is not None else None
 
         def setup() -> None:  # pragma: no cover - runs in the child between fork and exec
             detach_child()
@@ -76,6 +85,8 @@ class PodGroup:
                     os.write(fd, b"0")
                 finally:
                     os.close(fd)
+            if restrict is not None:
+                restrict()
             if then is not None:
                 then()
 
@@ -181,7 +192,11 @@ class Confinement:
         return PodGroup(pod_id, cgroup)
 
     def release(self, group: PodGroup) -> None:
-        """Remove an emptied pod cgroup (blocking)."""
+        """Remove an emptied pod cgroup (blocking) and drop the pod's ruleset."""
+        if group.ruleset is not None:
+            with contextlib.suppress(OSError):
+                os.close(group.ruleset)
+            group.ruleset = None
         if group.cgroup is not None:
             with contextlib.suppress(OSError):
                 group.cgroup.rmdir()

@@ -94,6 +94,7 @@ class LocalRuntime:
         self._refused: set[tuple[str, float]] = set()
         self._started_at = 0.0
         self.confinement = Confinement(self.home)
+        self._warned: set[str] = set()
 
     # lifecycle of the runtime ---------------------------------------------------------------
 
@@ -218,6 +219,11 @@ class LocalRuntime:
             wipe_container=True,
             owner=self.emulator.store.identity,
         )
+        db = self.settings.db_path
+        hidden = [self.home, db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+        allowed = [sandbox.root, *sandbox.mounts.values()]
+        if not await asyncio.to_thread(group.hide, hidden, allowed):
+            self._warn_once("Landlock is not available: pod processes can read the home")
         sandbox.preexec = group.preexec()
         if (running_since(record["phase"]) or 0) < self._started_at - 1:
             note = "the emulator restarted: the container starts again (fresh container disk)"
@@ -245,6 +251,11 @@ class LocalRuntime:
                 lambda lines: self._log(account_id, pod_id, lines, "container"),
             )
         )
+
+    def _warn_once(self, note: str) -> None:
+        if note not in self._warned:
+            self._warned.add(note)
+            log.warning("local runtime: %s (see docs/local-runtime.md, Isolation)", note)
 
     async def _watch(self, account_id: str, live: LivePod) -> None:
         """When the main process exits by itself, the pod becomes EXITED."""

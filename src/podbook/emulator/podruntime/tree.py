@@ -122,6 +122,10 @@ def build_sandbox(home: Path, record: Record, *, wipe_container: bool, owner: st
     env["HOME"] = str(workdir)
     env["RUNPOD_WORKSPACE"] = str(workdir)
     env["RUNPOD_CONTAINER_DISK"] = str(container)
+    # a container's /tmp is on its container disk: temporary files start empty at each start
+    # (and stay inside what the pod may reach, see landlock.py)
+    (container / "tmp").mkdir(exist_ok=True)
+    env["TMPDIR"] = str(container / "tmp")
     for path, target in mounts.items():
         env[_env_name(path)] = str(target)
     return Sandbox(root=root, workdir=workdir, env=env, mounts=mounts)
