@@ -118,3 +118,29 @@ def big_pieces(job):
     data = job["input"]
     for _ in range(data.get("count", 2)):
         yield "é" * data["size"]
+
+
+def ticking(job):
+    """Sync: appends ``RUN tick I`` to ``marker`` every ``delay`` s until ``marker + ".go"``
+    exists (or ``limit`` ticks), then returns ``{"run": RUN}``. RUN is ``PID.TOKEN`` (one per
+    execution); a run stopped by an exception writes ``RUN stopped NAME`` first."""
+    data = job["input"]
+    marker = data["marker"]
+    run = f"{os.getpid()}.{os.urandom(3).hex()}"
+
+    def line(text: str) -> None:
+        with open(marker, "a") as out:
+            out.write(f"{run} {text}\n")
+
+    line("start")
+    try:
+        tick = 0
+        while tick < data.get("limit", 1200) and not os.path.exists(marker + ".go"):
+            line(f"tick {tick}")
+            tick += 1
+            time.sleep(data.get("delay", 0.05))
+    except BaseException as exc:
+        line(f"stopped {type(exc).__name__}")
+        raise
+    line("end")
+    return {"run": run}

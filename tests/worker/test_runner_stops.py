@@ -52,7 +52,7 @@ def test_a_job_stopped_before_its_first_step_frees_its_slot():
 
     asyncio.run(scenario())
     assert runner.running_jobs == []
-    assert runner.counts == {"completed": 0, "failed": 0, "stopped": 1}
+    assert runner.counts == {"completed": 0, "failed": 0, "stopped": 1, "abandoned": 0}
     assert not ran.is_set()
 
 

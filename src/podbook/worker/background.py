@@ -128,7 +128,8 @@ class ServedWorker:
         return self
 
     def stop(self, timeout: float = 15.0) -> None:
-        """Stop taking jobs, let running ones finish (10 s grace), end the thread."""
+        """Stop taking jobs, let running ones finish (10 s grace; none when the emulator does
+        not answer: their results could not be reported), end the thread."""
         with self._lock:
             self._stop_requested = True
             runner = self._runner

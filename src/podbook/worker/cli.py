@@ -96,7 +96,8 @@ def add_worker_commands(commands: Any) -> None:
         type=positive_seconds,
         default=10.0,
         metavar="SECONDS",
-        help="on SIGTERM, how long running jobs may finish (default 10)",
+        help="on SIGTERM, how long running jobs may finish (default 10; none when the broker "
+        "does not answer)",
     )
     worker.add_argument("-v", "--verbose", action="store_true", help="log every job")
     worker.set_defaults(run=run_worker)

@@ -5,8 +5,10 @@
 - coroutine functions and async generators run on the runner's event loop;
 - a cancelled job (job-stop) posts nothing: an async handler is interrupted at its current
   ``await``; a generator is closed before its next chunk (a sync generator finishes the
-  ``next()`` already running in its thread, then is closed there); a sync function cannot be
-  interrupted: its thread runs to the end and its result is dropped.
+  ``next()`` already running in its thread, then is closed there); a sync function is not
+  interrupted: its thread runs to the end and its result is dropped;
+- an abandoned job (its broker is gone: :meth:`JobRun.interrupt` after the cancel) also gets
+  :class:`~podbook.worker.interrupt.HandlerInterrupted` raised in its sync handler's thread.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from podbook.errors import PodbookError
 from podbook.worker.config import WorkerConfig
 from podbook.worker.handlers import HandlerKind
+from podbook.worker.interrupt import InterruptibleCall
 from podbook.worker.protocol import BrokerRefused, WorkerChannel, encode_body, log_undelivered
 from podbook.worker.reporting import ProgressReporter
 from podbook.worker.results import chunk_body, chunk_error, error_payload, result_payload
@@ -131,13 +134,18 @@ class SyncGeneratorPump:
     closed in its own thread, so its ``finally`` blocks run there.
     """
 
-    def __init__(self, generator: Any, executor: Executor) -> None:
+    def __init__(
+        self, generator: Any, executor: Executor, call: InterruptibleCall | None = None
+    ) -> None:
         self._generator = generator
         self._loop = asyncio.get_running_loop()
         self._items: asyncio.Queue[tuple[object, Any]] = asyncio.Queue()
         self._room = threading.Semaphore(PUMP_AHEAD)
         self._stop = threading.Event()
-        self._future: Future[None] = executor.submit(contextvars.copy_context().run, self._produce)
+        run = (call or InterruptibleCall()).run
+        self._future: Future[None] = executor.submit(
+            contextvars.copy_context().run, run, self._produce
+        )
 
     def _post(self, kind: object, value: Any) -> bool:
         try:
@@ -202,10 +210,20 @@ class JobRun:
         self._channel = channel
         self._executor = executor
         self._chunks = 0
+        self._thread_call = InterruptibleCall()
+        self.reporting = False
+        """Whether the handler is done and its result is being posted."""
+
+    def interrupt(self) -> bool:
+        """Stop the handler's code running in a pool thread (a sync function, or a sync
+        generator's ``next()``) with :class:`~podbook.worker.interrupt.HandlerInterrupted`;
+        for a job whose task was cancelled, so nothing waits for what it would return."""
+        return self._thread_call.interrupt()
 
     async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
         context = contextvars.copy_context()
-        return await asyncio.wrap_future(self._executor.submit(context.run, fn, *args))
+        future = self._executor.submit(context.run, self._thread_call.run, fn, *args)
+        return await asyncio.wrap_future(future)
 
     async def run(self) -> Outcome:
         """Run the handler and post its result; ``CancelledError`` when the job is stopped."""
@@ -213,6 +231,7 @@ class JobRun:
         loop = asyncio.get_running_loop()
         with ProgressReporter(self.job_id, loop, self._channel.post_progress) as reporter:
             payload, is_stream, refresh = await self._execute()
+            self.reporting = True
             await reporter.flush()
         if self._config.refresh_worker:
             refresh = True
@@ -258,7 +277,11 @@ class JobRun:
 
     async def _stream(self, source: Any) -> dict[str, Any]:
         """Stream the items of a (sync or async) generator; the final result's payload."""
-        pump = SyncGeneratorPump(source, self._executor) if inspect.isgenerator(source) else None
+        pump = (
+            SyncGeneratorPump(source, self._executor, self._thread_call)
+            if inspect.isgenerator(source)
+            else None
+        )
         items: AsyncIterator[Any] = pump.items() if pump is not None else source
         sender = ChunkSender(self._channel, self.job_id)
         outputs: list[Any] | None = [] if self._config.aggregate_stream else None

@@ -23,6 +23,7 @@ import httpx
 from podbook import __version__
 from podbook.errors import PodbookError
 from podbook.worker.config import WorkerConfig
+from podbook.worker.contact import BrokerContact
 
 __all__ = [
     "BrokerRefused",
@@ -119,6 +120,10 @@ def log_undelivered(job_id: str, what: str, exc: PodbookError) -> None:
     logger.log(logging.INFO if ended else logging.WARNING, "job %s: %s: %s", job_id, what, exc)
 
 
+def _ping_params(job_ids: Iterable[str]) -> dict[str, str]:
+    return {"job_id": ",".join(job_ids), "runpod_version": f"podbook-{__version__}"}
+
+
 class WorkerChannel:
     """HTTP calls of one worker to its broker."""
 
@@ -126,6 +131,8 @@ class WorkerChannel:
         self, config: WorkerConfig, *, transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         self.config = config
+        self.contact = BrokerContact()
+        """Whether the broker answers, as this channel's calls find out."""
         self.stream_batches: bool | None = None
         """Whether the broker takes ``{"stream": [...]}`` posts (None: not known yet)."""
         shards = max(1, math.ceil(config.concurrency / POOL_SHARD_JOBS))
@@ -176,9 +183,12 @@ class WorkerChannel:
         try:
             response = await self._http.get(url, **kwargs)
         except httpx.TransportError as exc:
-            raise BrokerUnavailable(
+            failure = BrokerUnavailable(
                 f"{what}: cannot reach {self._where(url)} ({type(exc).__name__})"
-            ) from None
+            )
+            self.contact.failed(str(failure))
+            raise failure from None
+        self.contact.answered()
         self._check(response, what)
         return response
 
@@ -223,8 +233,18 @@ class WorkerChannel:
         """One heartbeat, naming the jobs in progress."""
         if not self.config.ping_url:
             return
-        params = {"job_id": ",".join(job_ids), "runpod_version": f"podbook-{__version__}"}
-        await self._get(self.config.ping_url, "ping", params=params)
+        await self._get(self.config.ping_url, "ping", params=_ping_params(job_ids))
+
+    async def probe(self, job_ids: Iterable[str], timeout: float) -> bool:
+        """Whether the broker answers now: one ping over HTTP (never the push socket, where a
+        frame sent is no answer), given ``timeout`` seconds. Without a ping URL, whether the
+        last call reached it."""
+        if not self.config.ping_url:
+            return self.contact.answering
+        with contextlib.suppress(PodbookError):  # the contact records how it went
+            params = _ping_params(job_ids)
+            await self._get(self.config.ping_url, "ping", params=params, timeout=timeout)
+        return self.contact.answering
 
     async def farewell(self) -> None:
         """Tell the broker this worker is leaving (a last ping with ``status=unhealthy``), so
@@ -248,7 +268,9 @@ class WorkerChannel:
                 failure: PodbookError = BrokerUnavailable(
                     f"{what}: cannot reach {self._where(url)} ({type(exc).__name__})"
                 )
+                self.contact.failed(str(failure))
             else:
+                self.contact.answered()
                 try:
                     self._check(response, what)
                     return

@@ -108,6 +108,7 @@ class PushChannel(WorkerChannel):
                     proxy=None,
                 )
             except InvalidStatus as exc:
+                self.contact.answered()
                 status = exc.response.status_code
                 if status >= 500:
                     raise BrokerUnavailable(
@@ -121,9 +122,12 @@ class PushChannel(WorkerChannel):
                 self._url = None
                 return None
             except (OSError, TimeoutError, WebSocketException) as exc:
-                raise BrokerUnavailable(
+                failure = BrokerUnavailable(
                     f"push socket: cannot reach {self.config.broker_url} ({type(exc).__name__})"
-                ) from None
+                )
+                self.contact.failed(str(failure))
+                raise failure from None
+            self.contact.answered()
             self._socket = socket
             self._stops = asyncio.Queue()
             self._reader = asyncio.create_task(self._read(socket), name="podbook-push-read")
@@ -150,8 +154,9 @@ class PushChannel(WorkerChannel):
         except (ConnectionClosed, orjson.JSONDecodeError):
             pass
         finally:
-            if self._socket is socket:
+            if self._socket is socket:  # not closed by this worker: the connection is lost
                 self._socket = None
+                self.contact.failed(f"the push socket to {self.config.broker_url} closed")
             if self._jobs is not None and not self._jobs.done():
                 self._jobs.set_exception(_Dropped())
             for ack in self._acks.values():
@@ -228,6 +233,7 @@ class PushChannel(WorkerChannel):
     async def aclose(self) -> None:
         """Close the socket, then the HTTP pools."""
         socket, reader = self._socket, self._reader
+        self._socket = None  # closed by this worker: no lost connection to note
         if socket is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(socket.close(), timeout=2.0)

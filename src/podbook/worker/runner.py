@@ -1,15 +1,25 @@
 """The runner: one worker process (or thread) serving one endpoint through one handler.
 
-Three loops on one event loop, none of which sleeps to poll:
+Four loops on one event loop, none of which sleeps to poll:
 
 - **take**: long-polls job-take (job-take-batch with ``batch_size`` = free slots when more
   than one slot is free) whenever a slot is free, and starts each job as a task;
 - **stop**: long-polls job-stop and cancels the jobs the broker names (cancel, timeout);
-- **ping**: a heartbeat every ``ping_interval`` naming the jobs in progress.
+- **ping**: a heartbeat every ``ping_interval`` naming the jobs in progress;
+- **watch**: once the broker has not answered for a whole ``ping_interval`` (it was killed,
+  or the network with it: every call since the first failure failed, and so does a last ping
+  at the end of the interval), abandons the jobs whose handlers still run: their results
+  could not be reported, and the broker runs them again (a restarted emulator does, at once
+  for a supervised worker's jobs, after this worker's next ping otherwise). Their tasks are
+  cancelled and their sync handlers interrupted (:mod:`podbook.worker.interrupt`); one log
+  line says so, and the worker goes on trying to reconnect. A job whose handler has finished
+  keeps retrying its result post.
 
 :meth:`Runner.request_stop` (SIGTERM in ``podbook worker``, ``.stop()`` of ``serve``)
 stops taking jobs, lets running jobs finish for ``shutdown_grace`` seconds, then cancels the
-rest. A job whose result asks for a fresh worker (``refresh_worker``) ends the run with
+rest; unless the broker does not answer a ping at once (a supervised worker gets SIGTERM when
+its emulator dies): then nothing could report those jobs, and they are abandoned at once. A
+job whose result asks for a fresh worker (``refresh_worker``) ends the run with
 ``"refresh"`` once the running jobs are done.
 """
 
@@ -78,7 +88,9 @@ class Runner:
         self._on_ready = on_ready
         self._loop: asyncio.AbstractEventLoop | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
+        self._runs: dict[str, JobRun] = {}
         self._stopped_by_broker: set[str] = set()
+        self._abandoned: set[str] = set()
         self._early_stops: dict[str, float] = {}  # stop signals that beat their job's take
         self._stopping: asyncio.Event | None = None
         self._force: asyncio.Event | None = None
@@ -87,7 +99,7 @@ class Runner:
         self._pending_stop: tuple[ExitReason, bool] | None = None
         self._reason: ExitReason = "stopped"
         self._fatal: BrokerRefused | None = None
-        self.counts = {"completed": 0, "failed": 0, "stopped": 0}
+        self.counts = {"completed": 0, "failed": 0, "stopped": 0, "abandoned": 0}
         self.max_running = 0
 
     # -- control -------------------------------------------------------------------------
@@ -144,7 +156,8 @@ class Runner:
         ping = asyncio.create_task(self._ping_loop(channel), name="podbook-ping")
         stop = asyncio.create_task(self._stop_loop(channel), name="podbook-job-stop")
         take = asyncio.create_task(self._take_loop(channel, executor), name="podbook-job-take")
-        for task in (ping, stop, take):
+        watch = asyncio.create_task(self._watch_loop(channel), name="podbook-watch")
+        for task in (ping, stop, take, watch):
             task.add_done_callback(self._loop_ended)
         try:
             await self._stopping.wait()
@@ -152,22 +165,24 @@ class Runner:
                 # a take answer already on its way carries jobs the broker counts as ours
                 await asyncio.wait([take], timeout=TAKE_SETTLE_SECONDS)
             take.cancel()
-            await self._drain()
+            await self._drain(channel)
         finally:
-            for task in (take, stop, ping, *self._jobs.values()):
+            loops = (take, stop, ping, watch)
+            for task in (*loops, *self._jobs.values()):
                 task.cancel()
-            await asyncio.gather(take, stop, ping, *self._jobs.values(), return_exceptions=True)
-            if self._fatal is None:
+            await asyncio.gather(*loops, *self._jobs.values(), return_exceptions=True)
+            if self._fatal is None and channel.contact.answering:
                 await channel.farewell()
             await channel.aclose()
             executor.shutdown(wait=False, cancel_futures=True)
         logger.info(
-            "worker %s %s: %d completed, %d failed, %d stopped",
+            "worker %s %s: %d completed, %d failed, %d stopped, %d abandoned",
             self.config.worker_id,
             "refreshing" if self._reason == "refresh" else "stopped",
             self.counts["completed"],
             self.counts["failed"],
             self.counts["stopped"],
+            self.counts["abandoned"],
         )
         if self._fatal is not None:
             raise self._fatal
@@ -185,10 +200,22 @@ class Runner:
         )
         self.request_stop(force=True)
 
-    async def _drain(self) -> None:
-        """Let running jobs finish (up to the grace period, or until forced)."""
+    async def _drain(self, channel: WorkerChannel) -> None:
+        """Let running jobs finish (up to the grace period, or until forced), unless the
+        broker does not answer: then they are abandoned at once."""
         assert self._force is not None
         if not self._jobs:
+            return
+        if not self._force.is_set() and not await self._broker_answers(channel):
+            if not self._jobs:
+                return
+            logger.warning(
+                "worker %s: the broker at %s cannot be reached (%s); not waiting for %s",
+                self.config.worker_id,
+                self.config.broker_url,
+                channel.contact.error,
+                self._abandon(list(self._jobs), "could not be reported"),
+            )
             return
         logger.info(
             "worker %s: waiting up to %g s for %d running job(s)",
@@ -210,6 +237,32 @@ class Runner:
             force.cancel()
         for job_id in self._jobs:
             logger.warning("job %s abandoned at shutdown (no result posted)", job_id)
+
+    async def _broker_answers(self, channel: WorkerChannel) -> bool:
+        """Whether the broker answers a ping now (given a ping interval). True when that is
+        not known: the stop was forced meanwhile."""
+        assert self._force is not None
+        probe = asyncio.create_task(channel.probe(self._jobs, self.config.ping_interval))
+        force = asyncio.create_task(self._force.wait())
+        try:
+            await asyncio.wait([probe, force], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            force.cancel()
+            probe.cancel()
+        if not probe.done() or probe.cancelled() or probe.exception() is not None:
+            return True
+        return probe.result()
+
+    def _abandon(self, job_ids: list[str], fate: str) -> str:
+        """Cancel ``job_ids`` and interrupt their sync handlers; the words for a log line:
+        ``job ID: its result {fate}``."""
+        for job_id in job_ids:
+            self._abandoned.add(job_id)
+            self._jobs[job_id].cancel()
+            self._runs[job_id].interrupt()
+        if len(job_ids) == 1:
+            return f"job {job_ids[0]}: its result {fate}"
+        return f"jobs {', '.join(job_ids)}: their results {fate}"
 
     async def _pause(self, seconds: float) -> None:
         """Wait ``seconds``, or less when the runner is stopping."""
@@ -265,6 +318,7 @@ class Runner:
         task = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
         task.add_done_callback(lambda done: self._job_task_done(job_id, done))
         self._jobs[job_id] = task
+        self._runs[job_id] = run
         self.max_running = max(self.max_running, len(self._jobs))
         self._job_started.set()
 
@@ -276,10 +330,14 @@ class Runner:
         if self._jobs.get(job_id) is not task:
             return  # _run_job ran and cleaned up
         del self._jobs[job_id]
+        self._runs.pop(job_id, None)
         if job_id in self._stopped_by_broker:
             self._stopped_by_broker.discard(job_id)
             self.counts["stopped"] += 1
             logger.info("job %s stopped by the broker before it started", job_id)
+        elif job_id in self._abandoned:
+            self.counts["abandoned"] += 1
+        self._abandoned.discard(job_id)
         self._slot_free.set()
 
     async def _run_job(self, run: JobRun) -> None:
@@ -292,6 +350,9 @@ class Runner:
             if job_id in self._stopped_by_broker:
                 self.counts["stopped"] += 1
                 logger.info("job %s stopped by the broker (no result posted)", job_id)
+                return
+            if job_id in self._abandoned:
+                self.counts["abandoned"] += 1  # said in the line that abandoned it
                 return
             raise
         except PodbookError as exc:
@@ -309,7 +370,9 @@ class Runner:
                 self.request_stop(reason="refresh")
         finally:
             self._jobs.pop(job_id, None)
+            self._runs.pop(job_id, None)
             self._stopped_by_broker.discard(job_id)
+            self._abandoned.discard(job_id)
             self._slot_free.set()
 
     async def _stop_loop(self, channel: WorkerChannel) -> None:
@@ -367,3 +430,43 @@ class Runner:
                     self._on_ready()
                 ready = True
             await asyncio.sleep(self.config.ping_interval)
+
+    async def _watch_loop(self, channel: WorkerChannel) -> None:
+        """Abandon the jobs whose handlers still run once the broker has not answered for a
+        whole ping interval (see the module docstring)."""
+        contact = channel.contact
+        window = self.config.ping_interval
+        handled: float | None = None  # the outage whose jobs were abandoned
+        while True:
+            since = contact.down_since
+            if since is None or since == handled:
+                await contact.changed()
+                continue
+            left = since + window - time.monotonic()
+            if left > 0:
+                await contact.changed(timeout=left)
+                continue
+            if self._working() and await channel.probe(self._jobs, window):
+                continue  # it answers again
+            if contact.down_since != since:
+                continue  # it answered meanwhile, then failed again: a new interval
+            handled = since
+            working = self._working()
+            if working:
+                logger.warning(
+                    "worker %s: the broker at %s has not answered for %.1f s (%s); abandoned "
+                    "%s; trying to reconnect",
+                    self.config.worker_id,
+                    self.config.broker_url,
+                    time.monotonic() - since,
+                    contact.error,
+                    self._abandon(working, "could no longer be reported"),
+                )
+
+    def _working(self) -> list[str]:
+        """The running jobs whose handlers have not finished (not abandoned yet)."""
+        return [
+            job_id
+            for job_id, run in self._runs.items()
+            if not run.reporting and job_id not in self._abandoned and not self._jobs[job_id].done()
+        ]
