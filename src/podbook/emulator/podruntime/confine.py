@@ -201,6 +201,12 @@ class Confinement:
             with contextlib.suppress(OSError):
                 group.cgroup.rmdir()
 
+    def close(self) -> None:
+        """Remove this home's emptied cgroup folder (the emulator stops)."""
+        if self.parent is not None:
+            with contextlib.suppress(OSError):
+                self.parent.rmdir()
+
     def kill_leftovers(self) -> int:
         """Kill what pods of an emulator that is gone left in their cgroups; how many."""
         if self.parent is None:

@@ -121,6 +121,7 @@ class LocalRuntime:
                 await self._task
         async with self._lock:
             await asyncio.gather(*(self._stop(pod) for pod in list(self.pods.values())))
+        self.confinement.close()
 
     async def _loop(self) -> None:
         while True:
