@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from processes import stop_process
 
 FAST = ("--provision-seconds", "0.2", "--start-seconds", "0.2")
@@ -48,6 +49,9 @@ slow example is not a bug."""
 
 settings.register_profile(
     "explore",
+    # explicit: under CI=true Hypothesis's own defaults are derandomized with no database
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],

@@ -8,6 +8,7 @@ into a notebook.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,9 +79,20 @@ def jupyter_lab(
 
 
 @pytest.fixture(scope="session")
-def local_emulator(start_emulator: Any) -> Any:
-    """An emulator whose pods run for real (``--runtime local``, as the embedded one's)."""
-    return start_emulator(extra_args=("--runtime", "local"))
+def local_emulator(start_emulator: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """An emulator whose pods run for real (``--runtime local``, as the embedded one's), with an
+    SSH key registered on the account (so ``--ssh`` pods have SSH servers and commands)."""
+    emulator = start_emulator(extra_args=("--runtime", "local"))
+    key = tmp_path_factory.mktemp("browser-ssh") / "id_ed25519"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    with emulator.http() as http:
+        public = key.with_suffix(".pub").read_text(encoding="utf-8").strip()
+        assert http.put("/v2/account/ssh-keys", json={"keys": [public]}).status_code == 200
+    return emulator
 
 
 @pytest.fixture(scope="session")
