@@ -24,13 +24,24 @@ __all__ = [
     "JobFailed",
     "JobNotCompleted",
     "JobTimedOut",
+    "JupyterAuthFailed",
+    "JupyterNotAnswering",
+    "KernelConnectionLost",
+    "KernelDied",
+    "KernelNotFound",
     "LocalEmulatorError",
+    "NoJupyter",
     "NotFound",
     "PaymentRequired",
+    "PodNotRunning",
     "PodbookError",
     "RateLimited",
+    "RemoteExecutionError",
+    "RemoteKernelError",
+    "RemoteTimeout",
     "ServerError",
     "StreamInterrupted",
+    "TransferError",
     "Unauthorized",
     "ValidationFailed",
     "WaitFailed",
@@ -407,3 +418,197 @@ class JobCancelled(JobNotCompleted):
 
     def __str__(self) -> str:
         return f"{self._label} was cancelled; submit it again to run it"
+
+
+# ---------------------------------------------------------------- a pod's Jupyter kernel
+
+
+class RemoteKernelError(PodbookError):
+    """A pod's Jupyter kernel could not be reached or used (:mod:`podbook.remote.kernel`).
+
+    ``where`` names the pod (``"pod abc123"``) or the server's address. No message carries
+    the Jupyter password or a login cookie.
+    """
+
+
+class PodNotRunning(RemoteKernelError):
+    """The pod is not RUNNING, so nothing on it answers."""
+
+    def __init__(self, pod_id: str, status: str) -> None:
+        self.pod_id = pod_id
+        self.status = status
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"pod {self.pod_id} is {self.status}, not RUNNING; start it (%pod start "
+            f"{self.pod_id}, or client.pods.start) and wait until it is RUNNING"
+        )
+
+
+class NoJupyter(RemoteKernelError):
+    """The pod runs no Jupyter server: no ``8888/http`` port, or no ``JUPYTER_PASSWORD``."""
+
+    def __init__(self, pod_id: str, missing: str) -> None:
+        self.pod_id = pod_id
+        self.missing = missing
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"pod {self.pod_id} has no Jupyter server ({self.missing}); create the pod with "
+            "--jupyter (or run shell commands with %%pod sh)"
+        )
+
+
+class JupyterNotAnswering(RemoteKernelError):
+    """The pod's Jupyter server did not answer within the bounded wait (it starts a few
+    seconds after the pod is RUNNING)."""
+
+    def __init__(self, where: str, url: str, waited: float, reason: str) -> None:
+        self.where = where
+        self.url = url
+        self.waited = waited
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"the Jupyter server of {self.where} at {self.url} did not answer within "
+            f"{self.waited:g} s ({self.reason}); it starts a few seconds after the pod is "
+            "RUNNING: try again in a moment, or check the pod's logs"
+        )
+
+
+class JupyterAuthFailed(RemoteKernelError):
+    """The pod's Jupyter server refused the password."""
+
+    def __init__(self, where: str, source: str) -> None:
+        self.where = where
+        self.source = source
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"the Jupyter server of {self.where} refused the password ({self.source}); pass "
+            "the pod's own JUPYTER_PASSWORD (pod.env['JUPYTER_PASSWORD']) or leave password "
+            "unset to use it"
+        )
+
+
+class KernelNotFound(RemoteKernelError):
+    """No kernel with that id runs on the pod's Jupyter server."""
+
+    def __init__(self, where: str, kernel_id: str) -> None:
+        self.where = where
+        self.kernel_id = kernel_id
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"no kernel {self.kernel_id} runs on the Jupyter server of {self.where} (it was "
+            "shut down, or the pod restarted); connect without kernel_id= to start a new one"
+        )
+
+
+class KernelConnectionLost(RemoteKernelError):
+    """The WebSocket to the kernel broke and could not be opened again in the bounded time;
+    the kernel may still run (reattach with its ``kernel_id``)."""
+
+    def __init__(self, where: str, kernel_id: str, waited: float, reason: str) -> None:
+        self.where = where
+        self.kernel_id = kernel_id
+        self.waited = waited
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"lost the connection to kernel {self.kernel_id} of {self.where} and could not "
+            f"reconnect within {self.waited:g} s ({self.reason}); the code may still run "
+            f"there: reattach later with kernel_id={self.kernel_id!r}"
+        )
+
+
+class KernelDied(RemoteKernelError):
+    """The kernel died or was restarted while a request ran (``restarted``: the server
+    started it again, without the variables; else it is gone)."""
+
+    def __init__(self, where: str, kernel_id: str, restarted: bool) -> None:
+        self.where = where
+        self.kernel_id = kernel_id
+        self.restarted = restarted
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.restarted:
+            return (
+                f"the kernel {self.kernel_id} of {self.where} died or was restarted while the "
+                "code ran, and its variables are gone (a kernel that dies on its own has "
+                "usually run out of memory); run the code that sets them up again"
+            )
+        return (
+            f"the kernel {self.kernel_id} of {self.where} died and could not be restarted; "
+            "connect again to start a new one"
+        )
+
+
+class RemoteTimeout(RemoteKernelError, TimeoutError):
+    """The code ran longer than the ``timeout=`` given; the remote kernel was interrupted
+    and keeps its variables."""
+
+    def __init__(self, where: str, timeout: float) -> None:
+        self.where = where
+        self.timeout = timeout
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"the code ran longer than {self.timeout:g} s in the kernel of {self.where} and "
+            "was interrupted (the kernel and its variables are kept); pass a larger timeout= "
+            "to wait longer"
+        )
+
+
+class RemoteExecutionError(RemoteKernelError):
+    """The code raised an exception in the remote kernel: ``ename``, ``evalue`` and the
+    kernel's formatted ``traceback`` lines (ANSI colours kept).
+
+    IPython shows the remote traceback as the error output (``_render_traceback_``), not
+    the local frames that relayed it.
+    """
+
+    def __init__(
+        self, ename: str, evalue: str, traceback: Iterable[str] = (), *, where: str = ""
+    ) -> None:
+        self.ename = ename
+        self.evalue = evalue
+        self.traceback = list(traceback)
+        self.where = where or "the pod's kernel"
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        value = self.evalue.strip().splitlines()[0] if self.evalue.strip() else ""
+        head = f"{self.ename}: {value}" if value else self.ename
+        return f"{head} (raised in {self.where})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_remote_error,
+            (self.ename, self.evalue, self.traceback, self.where),
+        )
+
+    def _render_traceback_(self) -> list[str]:
+        """The remote traceback's lines, as IPython prints an error output."""
+        return list(self.traceback) or [str(self)]
+
+
+def _rebuild_remote_error(
+    ename: str, evalue: str, traceback: list[str], where: str
+) -> RemoteExecutionError:
+    return RemoteExecutionError(ename, evalue, traceback, where=where)
+
+
+class TransferError(RemoteKernelError, ValueError):
+    """A value could not be sent to or brought back from a pod's kernel (not picklable,
+    over the size limit, missing, or the two Pythons differ); the message names it."""

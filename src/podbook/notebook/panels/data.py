@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from podbook.notebook.panels.masking import mask_pod
+from podbook.remote.podurl import pod_http_url
 
 FINAL_POD_STATUSES = frozenset({"TERMINATED"})
 
@@ -74,32 +74,16 @@ def ssh_commands(pod: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _loopback_mapping(pod: dict[str, Any], private: int) -> str | None:
-    """``http://IP:PUBLIC/`` when ``runtime.ports`` maps ``private`` to a loopback address."""
-    for mapping in (pod.get("runtime") or {}).get("ports") or []:
-        if not isinstance(mapping, dict) or mapping.get("private") != private:
-            continue
-        ip, public = mapping.get("ip"), mapping.get("public")
-        if not ip or public is None:
-            continue
-        try:
-            address = ipaddress.ip_address(str(ip).strip("[]"))
-        except ValueError:
-            continue
-        if address.is_loopback:
-            host = f"[{address}]" if address.version == 6 else str(address)
-            return f"http://{host}:{public}/"
-    return None
-
-
 def http_links(pod: dict[str, Any]) -> dict[str, str]:
     """Links for the pod's HTTP ports: ``{"8888/http": "https://<id>-8888.proxy.runpod.net"}``,
     or ``http://IP:PUBLIC/`` when the pod's ``runtime.ports`` maps the port to a loopback
-    address (the local emulator's runtime; the same rule as ``portUrl`` in js/src/pod.js)."""
+    address (the local emulator's runtime; the same rule as ``portUrl`` in js/src/pod.js and
+    :func:`podbook.remote.pod_http_url`, which builds each link)."""
     links = {}
     for port in pod.get("ports") or []:
         number, _, proto = str(port).partition("/")
         if proto == "http" and number.isdigit():
-            local = _loopback_mapping(pod, int(number))
-            links[port] = local or f"https://{pod.get('id')}-{number}.proxy.runpod.net"
+            url = pod_http_url(pod, int(number))
+            if url is not None:
+                links[port] = url
     return links
