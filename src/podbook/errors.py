@@ -473,8 +473,9 @@ class JupyterNotAnswering(RemoteKernelError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        server = f"of {self.where} at {self.url}" if self.where != self.url else f"at {self.url}"
         return (
-            f"the Jupyter server of {self.where} at {self.url} did not answer within "
+            f"the Jupyter server {server} did not answer within "
             f"{self.waited:g} s ({self.reason}); it starts a few seconds after the pod is "
             "RUNNING: try again in a moment, or check the pod's logs"
         )

@@ -89,8 +89,8 @@ def send(names: list[str], namespace: dict[str, Any], chunk_size: int, limit: in
         total += len(blob)
         if total > limit:
             raise RuntimeError(
-                f"{name!r} takes the values past the transfer limit of {limit // 2**20} MiB "
-                f"pickled; get fewer or smaller values, or write them to a file on the pod"
+                f"{name!r} takes the values past the transfer limit of {limit:,} bytes "
+                "pickled; get fewer or smaller values, or write them to a file on the pod"
             )
         blobs[name] = blob
     payload = pickle.dumps(blobs, protocol=pickle.HIGHEST_PROTOCOL)

@@ -132,11 +132,18 @@ def _check_agent(kernel: RemoteKernel) -> None:
     )
 
 
+def _size(count: int) -> str:
+    """``256 MiB``, ``10.5 MiB`` or ``1,000 bytes``."""
+    if count < 2**20:
+        return f"{count:,} bytes"
+    return f"{count / 2**20:.1f}".removesuffix(".0") + " MiB"
+
+
 def _too_large(size: int, direction: str) -> TransferError:
     return TransferError(
-        f"the values to {direction} take {size / 2**20:.1f} MiB pickled, over the "
-        f"{MAX_TRANSFER_BYTES // 2**20} MiB limit; move fewer or smaller values, or write "
-        "them to a file on the pod"
+        f"the values to {direction} take at least {_size(size)} pickled, over the "
+        f"{_size(MAX_TRANSFER_BYTES)} limit; move fewer or smaller values, or write them to a "
+        "file on the pod"
     )
 
 

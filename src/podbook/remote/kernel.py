@@ -402,6 +402,7 @@ class RemoteKernel:
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
+        self._busy: set[str] = set()  # requests the kernel announced busy, not yet idle
         self._probes: dict[str, list[str]] = {}  # kernel_info probe id -> unconfirmed ids
         self._connected = threading.Event()
         self._closing = False
@@ -752,7 +753,27 @@ class RemoteKernel:
             return
         state = _kernel_state(str(model.get("execution_state") or ""))
         if state is not None:
+            with self._lock:
+                self._busy.clear()
             self._set_state(state)
+
+    def _track(self, status: str, parent: str | None) -> None:
+        """Follow the kernel's status messages. The kernel handles some requests (the
+        server's ``kernel_info`` nudges) beside an execute, so their statuses interleave:
+        it is busy while any request it announced busy has not gone idle."""
+        with self._lock:
+            if status == "busy" and parent:
+                self._busy.add(parent)
+            elif status == "idle":
+                self._busy.discard(parent or "")
+            elif status == "starting":
+                self._busy.clear()
+            else:
+                return
+            state: KernelState = (
+                "starting" if status == "starting" else ("busy" if self._busy else "idle")
+            )
+        self._set_state(state)
 
     def _give_up(self, error: RemoteKernelError) -> None:
         self._lost = error
@@ -791,9 +812,7 @@ class RemoteKernel:
             if state == "dead" and not parent:
                 self._give_up(KernelDied(self.where, self.kernel_id, restarted=False))
                 return
-            new_state = _kernel_state(str(state))
-            if new_state is not None:
-                self._set_state(new_state)
+            self._track(str(state), parent)
         if parent is None:
             return
         with self._lock:
