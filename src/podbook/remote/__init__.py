@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from podbook.remote._kernel_vars import CHUNK_BYTES, MAX_TRANSFER_BYTES
-    from podbook.remote.kernel import Execution, RemoteKernel, connect_kernel
+    from podbook.remote.execution import Execution
+    from podbook.remote.kernel import RemoteKernel, connect_kernel
     from podbook.remote.outputs import (
         ClearOutput,
         DisplayData,
@@ -35,7 +36,7 @@ _HOMES = {
     "ExecuteDone": "podbook.remote.outputs",
     "ExecuteError": "podbook.remote.outputs",
     "ExecuteResult": "podbook.remote.outputs",
-    "Execution": "podbook.remote.kernel",
+    "Execution": "podbook.remote.execution",
     "KernelOutput": "podbook.remote.outputs",
     "KernelState": "podbook.remote.outputs",
     "MAX_TRANSFER_BYTES": "podbook.remote._kernel_vars",

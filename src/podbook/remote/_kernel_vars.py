@@ -32,7 +32,8 @@ from podbook.errors import TransferError
 from podbook.remote.outputs import DisplayData
 
 if TYPE_CHECKING:
-    from podbook.remote.kernel import Execution, RemoteKernel
+    from podbook.remote.execution import Execution
+    from podbook.remote.kernel import RemoteKernel
 
 __all__ = ["CHUNK_BYTES", "MAX_TRANSFER_BYTES", "get_values", "put_values"]
 

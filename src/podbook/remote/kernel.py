@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -45,10 +44,10 @@ from podbook.errors import (
     NoJupyter,
     PodNotRunning,
     RemoteKernelError,
-    RemoteTimeout,
 )
 from podbook.remote import _kernel_wire as wire
 from podbook.remote._jupyter_http import JupyterServer
+from podbook.remote.execution import POLL, Execution, Pending
 from podbook.remote.outputs import (
     ExecuteDone,
     KernelOutput,
@@ -80,9 +79,6 @@ few seconds after the pod is RUNNING)."""
 
 DEFAULT_RECONNECT_TIMEOUT = 30.0
 """Seconds a broken WebSocket is retried before :class:`KernelConnectionLost`."""
-
-_REPLY_GRACE = 10.0  # seconds to wait for the idle status once the reply came
-_POLL = 0.2  # longest single wait (so signals and deadlines are seen promptly)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -192,169 +188,6 @@ def connect_kernel(
     return kernel
 
 
-class _Pending:
-    """One request in flight: its frame (to send again if it was lost) and the messages
-    routed to it."""
-
-    __slots__ = ("msg_id", "queue", "seen", "sent", "text")
-
-    def __init__(self, msg_id: str, text: str) -> None:
-        self.msg_id = msg_id
-        self.text = text
-        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self.seen = False  # the kernel has answered something: it got the request
-        self.sent = False
-
-
-class Execution(Iterator[KernelOutput]):
-    """The outputs of one request as they arrive, ending with :class:`ExecuteDone`.
-
-    Returned by :meth:`RemoteKernel.execute` once the request is sent. Iterating waits for
-    the next output. A ``KeyboardInterrupt`` while it waits (a notebook's Stop button)
-    interrupts the remote kernel and is raised again; so does any exception leaving a
-    ``with`` block around it. When ``timeout`` runs out the remote kernel is interrupted
-    and :class:`podbook.errors.RemoteTimeout` is raised. Dropping the iterator (or
-    :meth:`close`) only stops listening: the code runs on.
-    """
-
-    def __init__(
-        self,
-        kernel: RemoteKernel,
-        pending: _Pending,
-        timeout: float | None,
-        *,
-        interrupt_on_stop: bool = True,
-    ) -> None:
-        self.kernel = kernel
-        self.msg_id = pending.msg_id
-        self.done: ExecuteDone | None = None
-        """The end, once it arrived."""
-        self.reply: dict[str, Any] | None = None
-        """The ``execute_reply``'s content, once it arrived."""
-        self._pending: _Pending | None = pending
-        self._timeout = timeout
-        self._deadline = None if timeout is None else time.monotonic() + timeout
-        self._interrupt_on_stop = interrupt_on_stop
-        self._idle = False
-        self._grace: float | None = None
-
-    def __repr__(self) -> str:
-        state = "done" if self.done else ("closed" if self._pending is None else "running")
-        return f"<Execution {self.msg_id} {state}>"
-
-    def __iter__(self) -> Execution:
-        return self
-
-    def __next__(self) -> KernelOutput:
-        while True:
-            pending = self._pending
-            if pending is None:
-                raise StopIteration
-            if self._reply_and_idle():
-                return self._finish()
-            try:
-                item = self._wait(pending)
-            except KeyboardInterrupt:
-                self._stop()
-                raise
-            if item is None:
-                continue
-            if isinstance(item, BaseException):
-                self.close()
-                raise item
-            if isinstance(item, Reconnected):
-                return item
-            output = self._take(item)
-            if output is not None:
-                return output
-
-    def _wait(self, pending: _Pending) -> Any:
-        """The next item routed to the request, or None after a short wait."""
-        now = time.monotonic()
-        if self._deadline is not None and now >= self._deadline:
-            self._stop()
-            assert self._timeout is not None
-            raise RemoteTimeout(self.kernel.where, self._timeout)
-        if self._grace is not None and now >= self._grace:
-            self._idle = True  # the idle status was lost: the reply is the end
-            return None
-        wait = _POLL
-        for bound in (self._deadline, self._grace):
-            if bound is not None:
-                wait = min(wait, max(bound - now, 0.0))
-        try:
-            return pending.queue.get(timeout=wait)
-        except queue.Empty:
-            return None
-
-    def _take(self, msg: dict[str, Any]) -> KernelOutput | None:
-        kind = wire.msg_type(msg)
-        channel = msg.get("channel")
-        if kind == "status" and channel == "iopub":
-            if (msg.get("content") or {}).get("execution_state") == "idle":
-                self._idle = True
-            return None
-        if kind == "execute_reply":
-            self.reply = dict(msg.get("content") or {})
-            self._grace = time.monotonic() + _REPLY_GRACE
-            return None
-        if channel == "iopub":
-            return wire.to_output(msg)
-        return None
-
-    def _reply_and_idle(self) -> bool:
-        return self.reply is not None and self._idle
-
-    def _finish(self) -> ExecuteDone:
-        reply = self.reply or {}
-        status = reply.get("status")
-        if status not in ("ok", "error", "aborted"):
-            status = "error" if "ename" in reply else "ok"
-        error = wire.error_of(reply) if status == "error" else None
-        self.done = ExecuteDone(
-            status=status, execution_count=reply.get("execution_count"), error=error
-        )
-        self.close()
-        return self.done
-
-    def _stop(self) -> None:
-        """Stop listening, and interrupt the remote code if it has not ended."""
-        running = self.done is None and self._pending is not None
-        self.close()
-        if running and self._interrupt_on_stop:
-            self.kernel._interrupt_quietly()
-
-    def close(self) -> None:
-        """Stop listening (the code runs on; :meth:`RemoteKernel.interrupt` stops it)."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            self.kernel._forget(pending)
-
-    def wait(self) -> ExecuteDone:
-        """Read every output to the end and return the end (outputs are discarded)."""
-        for _ in self:
-            pass
-        assert self.done is not None
-        return self.done
-
-    def __enter__(self) -> Execution:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is not None:
-            self._stop()
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
-
-
 class RemoteKernel:
     """A kernel on a pod's Jupyter server; create it with :func:`connect_kernel`.
 
@@ -401,7 +234,7 @@ class RemoteKernel:
         self._state: KernelState = _kernel_state(state) or "starting"
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, Pending] = {}
         self._busy: set[str] = set()  # requests the kernel announced busy, not yet idle
         self._probes: dict[str, list[str]] = {}  # kernel_info probe id -> unconfirmed ids
         self._connected = threading.Event()
@@ -576,18 +409,18 @@ class RemoteKernel:
         """Send a request; its :class:`Execution`."""
         self._ensure_connected()
         msg_id, text = wire.encode(self._session, msg_type, content)
-        pending = _Pending(msg_id, text)
+        pending = Pending(msg_id, text)
         with self._lock:
             self._pending[msg_id] = pending
         execution = Execution(self, pending, timeout, interrupt_on_stop=interrupt_on_stop)
         self._send(pending)
         return execution
 
-    def _send(self, pending: _Pending) -> None:
+    def _send(self, pending: Pending) -> None:
         """Send the request once the socket is open. A send that fails on a broken socket
         is left to the reconnect, which sends again what the kernel never received."""
         deadline = time.monotonic() + self.reconnect_timeout + 5
-        while not self._connected.wait(_POLL):
+        while not self._connected.wait(POLL):
             if self._lost is not None:
                 raise self._lost
             if self._closing:
@@ -606,7 +439,7 @@ class RemoteKernel:
             except Exception as exc:  # the reader sees the break and reconnects
                 log.debug("send failed (%s); the reconnect will resend", type(exc).__name__)
 
-    def _forget(self, pending: _Pending) -> None:
+    def _forget(self, pending: Pending) -> None:
         with self._lock:
             self._pending.pop(pending.msg_id, None)
 
@@ -786,7 +619,7 @@ class RemoteKernel:
         for pending in pendings:
             pending.queue.put(error)
 
-    def _probe(self, pendings: list[_Pending]) -> None:
+    def _probe(self, pendings: list[Pending]) -> None:
         """After a reconnect: ask the kernel for its info; requests still unanswered when
         that reply comes never reached the kernel (it answers in order) and are sent again."""
         unconfirmed = [p.msg_id for p in pendings if p.sent and not p.seen]
