@@ -440,6 +440,11 @@ class PodNotRunning(RemoteKernelError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        if self.status in ("PROVISIONING", "STARTING"):
+            return (
+                f"pod {self.pod_id} is {self.status}, not RUNNING yet; wait until it is "
+                f"RUNNING (client.pods.wait_for({self.pod_id!r}, 'RUNNING'))"
+            )
         return (
             f"pod {self.pod_id} is {self.status}, not RUNNING; start it (%pod start "
             f"{self.pod_id}, or client.pods.start) and wait until it is RUNNING"

@@ -22,6 +22,7 @@ from podbook.notebook.parsing import (
     magic_parser,
 )
 from podbook.notebook.podlogs import logs_subcommand
+from podbook.notebook.remote.commands import remote_subcommands
 from podbook.notebook.values import (
     CLOUD,
     COMMA_LIST,
@@ -210,6 +211,7 @@ def build_pod_subcommands() -> dict[str, Subcommand]:
         ),
     }
     commands["logs"] = logs_subcommand()
+    commands.update(remote_subcommands())
     helps = {"show": "show one pod's live panel", "ssh": "print the ready SSH commands"}
     helps.update({action: f"{action} a pod" for action in POD_ACTIONS})
     for verb, help_text in helps.items():

@@ -182,5 +182,7 @@ def user_facing_errors(magic: str = "pod") -> Iterator[None]:
         raise
     except errors.InvalidRequest as err:
         raise UsageError(describe_failure(err, magic)) from None
+    except errors.RemoteExecutionError:
+        raise  # the code failed in the pod: IPython shows the remote traceback
     except errors.PodbookError as err:
         raise ServiceError(describe_failure(err, magic)) from None

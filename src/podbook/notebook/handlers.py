@@ -15,13 +15,16 @@ from podbook.notebook.commands import (
     ListPodsCommand,
     PodCommand,
 )
+from podbook.notebook.remote.handlers import REMOTE_HANDLERS, ssh_key_for_create
 from podbook.notebook.session import CatalogRows, NotebookSession, PodList, SshCommands
 
 Handler = Callable[[NotebookSession, Any], Any]
 
 
 def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
-    """``%pod create``: create the pod and show its live panel."""
+    """``%pod create``: create the pod and show its live panel (``--ssh``: with a key of this
+    machine registered first, see :func:`~podbook.notebook.remote.handlers.ssh_key_for_create`)."""
+    ssh_key_for_create(session, command.body)
     pod = session.client.pods.create(command.body)
     return session.show(pod, session.pod_panel, session.pod_static)
 
@@ -138,6 +141,7 @@ POD_HANDLERS: dict[str, Handler] = {
     "restart": pod_action,
     "terminate": terminate_pod,
     "logs": _pod_logs,
+    **REMOTE_HANDLERS,
 }
 CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}
 CATALOG_HANDLERS: dict[str, Handler] = {

@@ -70,13 +70,15 @@ class PodMagics(Magics, Configurable):
         if self._session is not None:
             from podbook.notebook.chat.conversation import close_conversations
             from podbook.notebook.jobs.book import close_book
+            from podbook.notebook.remote.kernels import close_kernels
 
             close_conversations(self._session)
             close_book(self._session)
+            close_kernels(self._session)
             self._session.close()
             self._session = None
 
-    def _run(self, magic: str, line: str) -> Any:
+    def _run(self, magic: str, line: str, cell: str | None = None) -> Any:
         from podbook.notebook.handlers import CATALOG_HANDLERS, CLUSTER_HANDLERS, POD_HANDLERS
 
         handlers = {"pod": POD_HANDLERS, "cluster": CLUSTER_HANDLERS, "catalog": CATALOG_HANDLERS}
@@ -84,6 +86,7 @@ class PodMagics(Magics, Configurable):
             name, command = parsing.parse_line(magic, line, self._subcommands(magic))
         except parsing.HelpShown:
             return None
+        parsing.take_cell(magic, name, command, cell)
         with user_facing_errors(f"{magic} {name}"), self._forget_a_stopped_emulator():
             result = handlers[magic][name](self.session, command)
         output = getattr(command, "output", None)
@@ -101,15 +104,17 @@ class PodMagics(Magics, Configurable):
                 self.session.reset_client()
             raise
 
-    @line_magic
-    def pod(self, line: str = "") -> Any:
-        """Pods: ``%pod create|list|show|start|stop|restart|terminate|ssh|logs ...``.
+    @line_cell_magic
+    def pod(self, line: str = "", cell: str | None = None) -> Any:
+        """Pods: ``%pod create|list|show|start|stop|restart|terminate|ssh|logs ...``, and work
+        on a pod: ``%%pod exec POD`` (the cell in the pod's kernel), ``%pod attach|detach``,
+        ``%%pod sh POD`` (a shell script over SSH), ``%pod push|pull|sync`` (files).
 
         ``%pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch --ssh``
         creates a pod and shows its live panel; ``%pod SUBCOMMAND --help`` lists the flags.
         ``{var}`` is expanded; ``-o NAME`` also stores the result in ``NAME``.
         """
-        return self._run("pod", line)
+        return self._run("pod", line, cell)
 
     @line_magic
     def cluster(self, line: str = "") -> Any:

@@ -124,3 +124,20 @@ def usage_summary(magic: str, subcommands: dict[str, Subcommand]) -> str:
     """A short listing of the subcommands of ``%<magic>``."""
     rows = [f"  %{magic} {name:<10} {sub.help}" for name, sub in subcommands.items()]
     return "\n".join([f"Usage: %{magic} SUBCOMMAND [--help]", *rows])
+
+
+def take_cell(magic: str, name: str, command: Any, cell: str | None) -> None:
+    """Give ``%%magic name``'s cell body to ``command`` (its ``cell`` field); a cell for a
+    subcommand that takes none, or none for one that needs it, is a usage error."""
+    takes = hasattr(command, "cell")
+    if cell is not None and not takes:
+        raise UsageError(
+            f"%%{magic} {name} takes no cell; write it as the line `%{magic} {name} ...`"
+        )
+    if takes:
+        if cell is None:
+            raise UsageError(
+                f"%{magic} {name} needs a cell: write `%%{magic} {name} ...` as the first line "
+                "and the cell's body below it"
+            )
+        command.cell = cell

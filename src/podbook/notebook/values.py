@@ -32,6 +32,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise ValueError(text)
+    return value
+
+
 def _gpu(text: str) -> dict[str, Any]:
     gpu_id, sep, count = text.rpartition(":")
     if not sep:
@@ -117,4 +124,9 @@ PORTS = _value_type(_port_list, "a comma list of PORT/http or PORT/tcp, e.g. 888
 COMMA_LIST = _value_type(_comma_list, "a comma-separated list")
 CLOUD = _value_type(_cloud, "SECURE or COMMUNITY")
 POSITIVE_INT = _value_type(_positive_int, "a whole number >= 1")
+POSITIVE_SECONDS = _value_type(_positive_seconds, "a number of seconds > 0, e.g. 30")
+VARIABLES = _value_type(
+    lambda text: [_identifier(name) for name in _comma_list(text)],
+    "a comma list of Python variable names, e.g. x,model",
+)
 NAME = _value_type(_identifier, "a Python variable name (not one the shell uses, like In)")
