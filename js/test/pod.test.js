@@ -162,6 +162,24 @@ describe("pod panel: SSH", () => {
     expect(root().querySelector('[data-ssh="direct"]')).toBeNull();
   });
 
+  it("shows the pod's kernel and the last transfer as they change", () => {
+    const { model } = render(gpuPod());
+    expect(root().querySelector('[data-field="kernel"]')).toBeNull();
+    model.set("remote", { kernel: "busy", attached: true });
+    const kernel = root().querySelector('[data-field="kernel"]');
+    expect(kernel.dataset.kernel).toBe("busy");
+    expect(kernel.textContent).toBe("busy · cells run here");
+    model.set("remote", {
+      kernel: "idle",
+      attached: false,
+      transfer: { title: "push data → p1:~", state: "done", summary: "pushed 2 files, 1.0 kB" },
+    });
+    expect(root().querySelector('[data-field="kernel"]').textContent).toBe("idle");
+    expect(root().querySelector('[data-field="transfer"]').textContent).toBe(
+      "push data → p1:~: pushed 2 files, 1.0 kB",
+    );
+  });
+
   it("says why there is no SSH command when no server serves the pod", () => {
     const reason = "no SSH server: the pod has no PUBLIC_KEY; register a key";
     render(gpuPod({ ssh: { proxy: null, direct: null, unavailable: reason } }));

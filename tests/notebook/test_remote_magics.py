@@ -251,3 +251,22 @@ def test_mistakes_are_one_line(rip: InteractiveShell, pod_id: str, local: Any, c
     finally:
         with local.http() as http:
             http.delete(f"/v2/pods/{bare['id']}")
+
+
+def test_the_pod_panel_shows_the_kernel_and_the_last_transfer(
+    rip: InteractiveShell, pod_id: str, comms: Any, tmp_path: Path
+) -> None:
+    rip.run_line_magic("config", "PodMagics.show_panels = True")
+    with capture_output():
+        panel_pod = rip.run_line_magic("pod", f"show {pod_id}")
+    assert panel_pod.id == pod_id
+    magics = rip.magics_manager.registry["PodMagics"]
+    panel = next(p for p in magics.session.refresher.panels if getattr(p, "pod_id", "") == pod_id)
+    assert run_cell(rip, f"%%pod exec {pod_id}\nimport time; time.sleep(0.5)").success
+    assert panel.remote["kernel"] == "idle" and panel.remote["attached"] is False
+    (tmp_path / "f.txt").write_text("x")
+    assert run_cell(rip, f"%pod push {tmp_path / 'f.txt'} {pod_id}:f.txt").success
+    assert panel.remote["transfer"]["state"] == "done"
+    assert panel.remote["transfer"]["summary"].startswith("pushed 1 file")
+    assert run_cell(rip, f"%pod attach {pod_id}").success
+    assert panel.remote["attached"] is True

@@ -118,6 +118,9 @@ class NotebookSession:
         from podbook.notebook.panels import PodPanel
 
         panel = PodPanel(pod, client=self.get_client, on_change=self.refresher.wake)
+        book = getattr(self, "_remote_kernels", None)  # %%pod exec, %pod push... ran here
+        if book is not None:
+            panel.remote = book.remote_state(panel.pod_id)
         self.refresher.register(panel)
         return panel
 

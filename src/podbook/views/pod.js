@@ -110,6 +110,32 @@ function sshSection(pod, feedback, rerender) {
   return rows.length ? h("div", { class: "podbook-section podbook-ssh" }, rows) : null;
 }
 
+const KERNEL_TEXT = {
+  starting: "starting…",
+  idle: "idle",
+  busy: "busy",
+  reconnecting: "reconnecting…",
+  disconnected: "disconnected",
+  closed: "closed",
+};
+
+/** What the notebook does on the pod: its kernel (%%pod exec, %pod attach), the last transfer. */
+function workSection(remote) {
+  if (!remote || (!remote.kernel && !remote.transfer)) return null;
+  const kernel = remote.kernel
+    ? (KERNEL_TEXT[remote.kernel] || remote.kernel) + (remote.attached ? " · cells run here" : "")
+    : null;
+  const transfer = remote.transfer
+    ? `${remote.transfer.title}: ${remote.transfer.summary || remote.transfer.state}`
+    : null;
+  return h(
+    "dl",
+    { class: "podbook-facts podbook-work" },
+    fact("Kernel", kernel, { "data-field": "kernel", "data-kernel": remote.kernel || "" }),
+    fact("Transfer", transfer, { "data-field": "transfer" }),
+  );
+}
+
 function portsSection(pod) {
   const ports = (pod.ports || []).map(parsePort);
   if (!ports.length) return null;
@@ -371,6 +397,7 @@ function render({ model, el }) {
         tabBar(state.tab, selectTab),
         facts(pod, uptimeText()),
         sshSection(pod, feedback, rerender),
+        workSection(model.get("remote")),
         portsSection(pod),
         utilizationSection(pod),
         envSection(pod, state),
@@ -416,7 +443,11 @@ function render({ model, el }) {
   }
 
   const unsubscribePod = onTraits(model, ["pod"], onPodChange);
-  const unsubscribeRest = onTraits(model, ["error", "busy", "connection", "updated"], rerender);
+  const unsubscribeRest = onTraits(
+    model,
+    ["error", "busy", "connection", "updated", "remote"],
+    rerender,
+  );
   const onTab = () => selectTab(model.get("tab"));
   model.on("change:tab", onTab);
   model.on("msg:custom", onMessage);

@@ -29,6 +29,9 @@ class PodPanel(Panel):
     pod = traitlets.Dict().tag(sync=True)
     busy = traitlets.Unicode("").tag(sync=True)
     tab = traitlets.Unicode("overview").tag(sync=True)
+    remote = traitlets.Dict().tag(sync=True)
+    """What the notebook does on the pod: ``kernel`` (its state), ``attached``, ``transfer``
+    (the last one: ``title``, ``state``, ``summary``); see ``notebook/remote/kernels.py``."""
 
     def __init__(
         self, pod: Any, client: Any = None, on_change: Callable[[], None] | None = None
