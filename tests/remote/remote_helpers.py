@@ -30,3 +30,10 @@ def running_pod(client: Client, **fields: Any) -> Any:
         timeout=15,
         what="the pod's port mappings",
     )
+
+
+def stdout(outputs: list[Any]) -> str:
+    """The text the outputs wrote to stdout (a kernel may split one ``print`` in two)."""
+    from podbook.remote import StreamText
+
+    return "".join(o.text for o in outputs if isinstance(o, StreamText) and o.name == "stdout")

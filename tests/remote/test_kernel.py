@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from processes import wait_for
+from remote_helpers import stdout
 
-from podbook.errors import RemoteExecutionError, RemoteTimeout
+from podbook.errors import KernelDied, RemoteExecutionError, RemoteTimeout
 from podbook.remote import (
     ClearOutput,
     DisplayData,
@@ -37,17 +38,12 @@ PNG = base64.b64decode(
 )
 
 
-def stdout(outputs: list[Any]) -> str:
-    """The text written to stdout."""
-    return "".join(o.text for o in outputs if isinstance(o, StreamText) and o.name == "stdout")
-
-
 def test_state_is_kept_between_executes(kernel: RemoteKernel) -> None:
     first = list(kernel.execute("x = 41"))
     assert first == [ExecuteDone(status="ok", execution_count=1)]
     second = list(kernel.execute("print(x + 1)\nx"))
-    assert second == [
-        StreamText(name="stdout", text="42\n"),
+    assert stdout(second) == "42\n"
+    assert [o for o in second if not isinstance(o, StreamText)] == [
         ExecuteResult(data={"text/plain": "41"}, metadata={}, execution_count=2),
         ExecuteDone(status="ok", execution_count=2),
     ]
@@ -133,6 +129,7 @@ def test_interrupt_stops_a_busy_loop_within_2_s(kernel: RemoteKernel) -> None:
 def test_ctrl_c_in_the_caller_interrupts_the_remote_kernel(kernel: RemoteKernel) -> None:
     execution = kernel.execute("looping = True\nwhile True:\n    pass")
     wait_for(lambda: kernel.busy, what="the kernel busy")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a kernel
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -141,6 +138,7 @@ def test_ctrl_c_in_the_caller_interrupts_the_remote_kernel(kernel: RemoteKernel)
                 pass
     finally:
         timer.join()
+        signal.signal(signal.SIGINT, previous)
     wait_for(lambda: kernel.state == "idle", timeout=5, what="the remote loop interrupted")
     assert stdout(kernel.run("print(looping)")) == "True\n"
 
@@ -154,6 +152,17 @@ def test_timeout_interrupts_and_raises_one_line(kernel: RemoteKernel) -> None:
     assert "\n" not in message and "longer than 1 s" in message and "timeout=" in message
     wait_for(lambda: kernel.state == "idle", timeout=5, what="the remote loop interrupted")
     assert stdout(kernel.run("print('alive')")) == "alive\n"
+
+
+def test_a_kernel_that_dies_mid_request_ends_it_in_one_line(kernel: RemoteKernel) -> None:
+    kernel.run("x = 1")
+    with pytest.raises(KernelDied) as raised:
+        list(kernel.execute("import os\nos._exit(1)", timeout=60))
+    message = str(raised.value)
+    assert "\n" not in message and "its variables are gone" in message
+    assert stdout(kernel.run("print('restarted')", timeout=60)) == "restarted\n"
+    with pytest.raises(RemoteExecutionError, match="^NameError: name 'x' is not defined"):
+        kernel.run("x")
 
 
 def test_the_kernel_state_for_a_panel(jupyter_pod: Any) -> None:

@@ -84,6 +84,11 @@ def test_a_server_that_does_not_answer_yet_is_waited_for_then_named(jupyter_pod:
     assert "starts a few seconds after the pod is RUNNING" in message
 
 
+def test_an_id_instead_of_the_record(jupyter_pod: Any) -> None:
+    with pytest.raises(TypeError, match=r"pass the pod's record \(client.pods.get\('"):
+        connect_kernel(jupyter_pod.id)
+
+
 def test_an_unknown_kernel_id(jupyter_pod: Any) -> None:
     with pytest.raises(KernelNotFound) as raised:
         connect_kernel(jupyter_pod, kernel_id="00000000-0000-0000-0000-000000000000")

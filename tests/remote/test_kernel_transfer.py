@@ -10,9 +10,10 @@ import threading
 import time
 
 import pytest
+from remote_helpers import stdout
 
 from podbook.errors import TransferError
-from podbook.remote import CHUNK_BYTES, RemoteKernel, StreamText
+from podbook.remote import CHUNK_BYTES, RemoteKernel
 from podbook.remote import _kernel_vars as kernel_vars
 
 pytestmark = pytest.mark.timeout(180)
@@ -26,7 +27,7 @@ def test_put_and_get_a_dict_and_a_10_mb_payload(kernel: RemoteKernel) -> None:
     kernel.put(record=record, payload=payload)
     sent = time.monotonic() - started
     outputs = kernel.run("print(len(payload), record['values'][1])")
-    assert outputs[0] == StreamText(name="stdout", text="10485760 2.5\n")
+    assert stdout(outputs) == "10485760 2.5\n"
 
     started = time.monotonic()
     back = kernel.get("record", "payload")
@@ -34,7 +35,8 @@ def test_put_and_get_a_dict_and_a_10_mb_payload(kernel: RemoteKernel) -> None:
     assert back == {"record": record, "payload": payload}
     print(f"put 10 MB {sent:.2f} s, get {got:.2f} s")
     assert kernel.remote_python is not None
-    assert kernel.run("print(sorted(k for k in globals() if 'podbook' in k))")[0].text == "[]\n"
+    helpers = kernel.run("print(sorted(k for k in globals() if 'podbook' in k))")
+    assert stdout(helpers) == "[]\n", "no helper names in the user's namespace"
 
 
 def test_values_that_cannot_travel_get_one_line_each(
@@ -44,7 +46,7 @@ def test_values_that_cannot_travel_get_one_line_each(
         kernel.put(ok=1, lock=threading.Lock())
     message = str(raised.value)
     assert "\n" not in message and "'lock'" in message and "cannot be pickled" in message
-    assert kernel.run("print('ok' in globals())")[0].text == "False\n", "nothing was set"
+    assert stdout(kernel.run("print('ok' in globals())")) == "False\n", "nothing was set"
 
     kernel.run("import threading\nremote_lock = threading.Lock()")
     with pytest.raises(TransferError) as raised:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import queue
 import socket
 import threading
 import time
@@ -136,6 +137,8 @@ def connect_kernel(
     """
     if kernel_id is not None and name is not None:
         raise ValueError("pass kernel_id= or name=, not both")
+    if isinstance(pod, str):
+        raise TypeError(f"pass the pod's record (client.pods.get({pod!r})), not its id")
     pod_id = str(_field(pod, "id") or "") if pod is not None else ""
     where = f"pod {pod_id}" if pod_id else (url or "the Jupyter server")
     if pod is not None:
@@ -170,6 +173,8 @@ def connect_kernel(
             session_record = str(session.get("id") or "") or None
         else:
             model = server.start_kernel(kernel_name)
+        if not model.get("id"):
+            raise RemoteKernelError(f"the Jupyter server of {where} named no kernel; try again")
         kernel = RemoteKernel(
             server,
             str(model["id"]),
@@ -240,6 +245,7 @@ class RemoteKernel:
         self._connected = threading.Event()
         self._closing = False
         self._lost: RemoteKernelError | None = None
+        self._restarted = False  # the kernel restarted: wait for its iopub before a request
         self._ws: ClientConnection | None = None
         self._ws_stack: contextlib.ExitStack | None = None
         self._reader: threading.Thread | None = None
@@ -408,6 +414,8 @@ class RemoteKernel:
     ) -> Execution:
         """Send a request; its :class:`Execution`."""
         self._ensure_connected()
+        if self._restarted:
+            self._await_iopub()
         msg_id, text = wire.encode(self._session, msg_type, content)
         pending = Pending(msg_id, text)
         with self._lock:
@@ -415,6 +423,34 @@ class RemoteKernel:
         execution = Execution(self, pending, timeout, interrupt_on_stop=interrupt_on_stop)
         self._send(pending)
         return execution
+
+    def _await_iopub(self, timeout: float = 30.0) -> None:
+        """After the kernel restarted: ask for its ``kernel_info`` until an iopub message
+        answers. The server's subscription to the new kernel process's iopub takes a moment
+        (ZeroMQ's slow joiner) and output published before it is lost; jupyter_server waits
+        the same way when a WebSocket opens, but not after a restart."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg_id, text = wire.encode(self._session, "kernel_info_request", {})
+            pending = Pending(msg_id, text)
+            with self._lock:
+                self._pending[msg_id] = pending
+            try:
+                self._send(pending)
+                answer_by = min(time.monotonic() + 0.5, deadline)
+                while (left := answer_by - time.monotonic()) > 0:
+                    try:
+                        msg = pending.queue.get(timeout=left)
+                    except queue.Empty:
+                        break
+                    if isinstance(msg, BaseException):
+                        raise msg
+                    if isinstance(msg, dict) and msg.get("channel") == "iopub":
+                        self._restarted = False
+                        return
+            finally:
+                self._forget(pending)
+        self._restarted = False  # the request itself will tell what is wrong
 
     def _send(self, pending: Pending) -> None:
         """Send the request once the socket is open. A send that fails on a broken socket
@@ -639,6 +675,7 @@ class RemoteKernel:
         if kind == "status" and msg.get("channel") == "iopub":
             state = (msg.get("content") or {}).get("execution_state")
             if state == "restarting" and not parent:
+                self._restarted = True
                 self._set_state("starting")
                 self._fail_pending(KernelDied(self.where, self.kernel_id, restarted=True))
                 return

@@ -54,7 +54,8 @@ class DisplayData:
 
 @dataclass(frozen=True)
 class UpdateDisplayData(DisplayData):
-    """New content for the earlier display with the same :attr:`display_id`."""
+    """New content for the earlier display with the same :attr:`display_id` (a subclass of
+    :class:`DisplayData`: test for it first)."""
 
 
 @dataclass(frozen=True)
