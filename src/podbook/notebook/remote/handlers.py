@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -14,6 +15,7 @@ from podbook.notebook.remote.commands import (
     TransferCommand,
 )
 from podbook.notebook.remote.kernels import kernel_book
+from podbook.remote.progress import TransferSummary
 
 
 def _pod(session: Any, pod_id: str) -> Any:
@@ -170,7 +172,15 @@ def transfer(session: Any, command: TransferCommand) -> Any:
         raise
     view.finish(summary)
     book.note(pod.id, transfer={"title": title, "state": "done", "summary": str(summary)})
-    return summary
+    return ShownSummary(**{f.name: getattr(summary, f.name) for f in fields(summary)})
+
+
+class ShownSummary(TransferSummary):
+    """A transfer's summary whose line the cell already shows (its progress line ends with
+    it): as a cell's value it shows nothing more."""
+
+    def _ipython_display_(self) -> None:
+        return None
 
 
 def ssh_key_for_create(session: Any, body: dict[str, Any]) -> None:
