@@ -264,6 +264,7 @@ def test_folders_both_ways_create_missing_folders(
         assert (back / rel).read_bytes() == data
         assert int((back / rel).stat().st_mtime) == int((local / rel).stat().st_mtime)
     assert (back / "empty").is_dir()
+    assert os.access(back / "sub" / "deeper" / "run.sh", os.X_OK)
     assert not list(back.rglob(f"*{PART_SUFFIX}*"))
 
 

@@ -157,7 +157,7 @@ class SyncPlan:
 
 def plan(
     local: LocalTree,
-    remote_files: dict[str, tuple[int, float]],
+    remote_files: dict[str, tuple[int, float, int]],
     remote_dirs: Iterable[str],
     *,
     delete: bool,
@@ -272,7 +272,7 @@ async def _sync(
         )
     if kind is None:
         tally.folders += await _make_parents(sftp, dest, home)
-        remote_files: dict[str, tuple[int, float]] = {}
+        remote_files: dict[str, tuple[int, float, int]] = {}
         remote_dirs: list[str] = []
     else:
         tree = await scan_remote(sftp, dest, skip=rules.skips_remote)

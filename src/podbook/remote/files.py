@@ -7,8 +7,9 @@ directory) and a pull in this process's current directory. Relative (and ``~/``)
 start in the pod's working directory. Folders the destination needs are created.
 
 Never half-written: each file is written to ``NAME.podbook-part`` beside its destination and
-renamed over ``NAME`` only once complete (``posix-rename``, atomic on the receiving side);
-then its modification time (and, on a push, its permission bits) are set from the source.
+renamed over ``NAME`` only once complete (``posix-rename``, atomic on the receiving side).
+Its modification time is set from the source, and its permission bits too (a push sets them;
+a pull creates the file with them, less the umask, as ``scp`` does).
 
 Resumable: a file of :data:`RESUME_MIN` bytes or more first gets a sidecar
 ``NAME.podbook-part.json`` with the source's size and modification time. A later transfer of
@@ -293,9 +294,10 @@ def scan_local(
 
 @dataclass
 class RemoteTree:
-    """A remote folder's files (relative path → (size, mtime seconds)) and folders."""
+    """A remote folder's files (relative path → (size, mtime seconds, permission bits)) and
+    folders."""
 
-    files: dict[str, tuple[int, float]] = field(default_factory=dict)
+    files: dict[str, tuple[int, float, int]] = field(default_factory=dict)
     dirs: list[str] = field(default_factory=list)
 
 
@@ -332,17 +334,23 @@ async def scan_remote(
                     if skip is None or not skip(rel, True):
                         subdirs.append(rel)
                 elif skip is None or not skip(rel, False):
-                    tree.files[rel] = (attrs.size or 0, float(attrs.mtime or 0))
+                    tree.files[rel] = _entry(attrs)
             for rel, full in links:
                 with contextlib.suppress(asyncssh.SFTPError):
                     attrs = await sftp.stat(full)
                     if not _is_dir(attrs) and (skip is None or not skip(rel, False)):
-                        tree.files[rel] = (attrs.size or 0, float(attrs.mtime or 0))
+                        tree.files[rel] = _entry(attrs)
         tree.dirs.extend(subdirs)
         await asyncio.gather(*(visit(sub) for sub in subdirs))
 
     await visit("")
     return tree
+
+
+def _entry(attrs: asyncssh.SFTPAttrs) -> tuple[int, float, int]:
+    """Size, modification time and permission bits of a remote file (0o644 when unknown)."""
+    mode = stat.S_IMODE(attrs.permissions) if attrs.permissions is not None else 0o644
+    return attrs.size or 0, float(attrs.mtime or 0), mode
 
 
 async def make_remote_dirs(sftp: asyncssh.SFTPClient, paths: Iterable[str]) -> int:
@@ -696,20 +704,12 @@ async def _pull(conn: PodConnection, remote: str, local: Path | None, meter: Met
         tree = await scan_remote(sftp, source, skip=_skip_partials)
         tally.folders += _make_local_dirs([dest, *(dest / d for d in tree.dirs)])
         items = [
-            _Item(source=f"{source}/{rel}", dest=str(dest / rel), size=size, mtime=mtime, name=rel)
-            for rel, (size, mtime) in tree.files.items()
+            _Item(f"{source}/{rel}", str(dest / rel), size, mtime, mode, rel)
+            for rel, (size, mtime, mode) in tree.files.items()
         ]
     else:
         tally.folders += _make_local_dirs([dest.parent])
-        items = [
-            _Item(
-                source=source,
-                dest=str(dest),
-                size=attrs.size or 0,
-                mtime=float(attrs.mtime or 0),
-                name=name,
-            )
-        ]
+        items = [_Item(source, str(dest), *_entry(attrs), name=name)]
     await move_items(sftp, "pull", items, meter, tally, conn.pod_id)
     return tally
 
@@ -747,7 +747,8 @@ async def _pull_file(
                 data += more
             return data
 
-        fd = os.open(t.part, os.O_WRONLY | os.O_CREAT | (0 if offset else os.O_TRUNC), 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | (0 if offset else os.O_TRUNC)
+        fd = os.open(t.part, flags, item.mode | 0o200)  # the source's bits, less the umask
         try:
             progress = t.started(offset, meter, tally)
             try:
