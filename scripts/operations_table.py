@@ -65,6 +65,21 @@ SCENARIO: list[tuple[str, ...]] = [
     ("%pod start", "%pod start {ops_pod.id}"),
     ("%pod terminate", "%pod terminate {ops_pod.id}"),
     (
+        "%pod create",
+        "%pod create --cpu cpu3c:2 --image ubuntu:22.04 --ports 8888/http,22/tcp --ssh --jupyter"
+        " --name ops-work -o ops_work",
+    ),
+    ("", "ops_client.pods.wait_for(ops_work.id, 'RUNNING', timeout=30, poll_interval=0.02)"),
+    ("%%pod exec", "%%pod exec {ops_work.id}", "ops_x = 1"),
+    ("%pod attach", "%pod attach {ops_work.id}"),
+    ("%pod detach", "%pod detach"),
+    ("%%pod sh", "%%pod sh {ops_work.id}", "echo ops"),
+    ("", "ops_dir = __import__('tempfile').mkdtemp(); open(ops_dir + '/f.txt', 'w').write('x')"),
+    ("%pod push", "%pod push {ops_dir}/f.txt {ops_work.id}:f.txt"),
+    ("%pod pull", "%pod pull {ops_work.id}:f.txt {ops_dir}/back.txt"),
+    ("%pod sync", "%pod sync {ops_dir} {ops_work.id}:ops-dir"),
+    ("", "ops_client.pods.terminate(ops_work.id)"),
+    (
         "",
         "ops_cluster = ops_client.clusters.create(name='ops', type='APPLICATION', image='alpine',"
         " compute={'gpu_type_id': 'NVIDIA GeForce RTX 4090', 'gpu_count_per_pod': 1,"
@@ -361,7 +376,8 @@ def own_emulator(workdir: Path) -> Iterator[Any]:
     sys.path.insert(0, str(ROOT / "bench"))
     from _common import emulator  # bench/_common.py: a real emulator process on loopback
 
-    fast = ["--provision-seconds", "0.05", "--start-seconds", "0.05"]
+    # pods really run: the scenario works in one (its kernel, SSH and files)
+    fast = ["--provision-seconds", "0.05", "--start-seconds", "0.05", "--runtime", "local"]
     with emulator(workdir, fast) as emu:
         yield emu
 
