@@ -113,7 +113,7 @@ def test_a_remote_exception_comes_with_its_traceback_and_the_kernel_runs_on(
 
 
 def test_interrupt_stops_a_busy_loop_within_2_s(kernel: RemoteKernel) -> None:
-    kernel.run("n = 0")
+    kernel.run("n = 5")
     execution = kernel.execute("while True:\n    n += 1")
     wait_for(lambda: kernel.busy, what="the kernel busy")
     started = time.monotonic()
@@ -123,7 +123,9 @@ def test_interrupt_stops_a_busy_loop_within_2_s(kernel: RemoteKernel) -> None:
     assert done.status == "error" and done.error and done.error.ename == "KeyboardInterrupt"
     assert latency < 2.0, f"interrupt took {latency:.2f} s"
     print(f"interrupt latency {latency * 1000:.0f} ms")
-    assert kernel.get("n")["n"] > 0, "the kernel survived with its variables"
+    # the kernel survived with its variables (the loop may not have run once when the
+    # interrupt came: the kernel reads busy before it starts the code)
+    assert kernel.get("n")["n"] >= 5
 
 
 def test_ctrl_c_in_the_caller_interrupts_the_remote_kernel(kernel: RemoteKernel) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -83,7 +83,20 @@ def attach(session: Any, command: AttachCommand) -> Any:
         f"attached to {_where(pod)}: the following cells run in its kernel (cells starting "
         "with % or ! run here); %pod detach to come back"
     )
-    return kernel
+    return Attached(pod.id, kernel)
+
+
+@dataclass(frozen=True)
+class Attached:
+    """What ``%pod attach`` returns: the pod and its :class:`~podbook.remote.RemoteKernel`
+    (for ``put``/``get``/``interrupt`` from code). The cell already said what happened, so as
+    a cell's value it shows nothing more."""
+
+    pod_id: str
+    kernel: Any
+
+    def _ipython_display_(self) -> None:
+        return None
 
 
 def run_shell(session: Any, command: ShellCommand) -> None:
