@@ -270,3 +270,13 @@ def test_the_pod_panel_shows_the_kernel_and_the_last_transfer(
     assert panel.remote["transfer"]["summary"].startswith("pushed 1 file")
     assert run_cell(rip, f"%pod attach {pod_id}").success
     assert panel.remote["attached"] is True
+
+
+def test_a_widget_made_in_the_pod_shows_its_text_fallback(
+    rip: InteractiveShell, pod_id: str
+) -> None:
+    run = run_cell(rip, f"%%pod exec {pod_id}\nimport ipywidgets\nipywidgets.IntSlider(value=7)")
+    assert run.success, run.text
+    shown = [o.data for o in run.outputs]
+    assert not any("application/vnd.jupyter.widget-view+json" in data for data in shown)
+    assert any("IntSlider(value=7)" in data.get("text/plain", "") for data in shown), shown

@@ -52,12 +52,12 @@ def show(outputs: Any, where: str) -> ExecuteDone | None:
             stream.flush()
         elif isinstance(output, UpdateDisplayData):
             publish_display_data(
-                output.data, output.metadata, transient=_transient(output), update=True
+                _shown(output.data), output.metadata, transient=_transient(output), update=True
             )
         elif isinstance(output, DisplayData):
-            publish_display_data(output.data, output.metadata, transient=_transient(output))
+            publish_display_data(_shown(output.data), output.metadata, transient=_transient(output))
         elif isinstance(output, ExecuteResult):
-            publish_display_data(output.data, output.metadata)
+            publish_display_data(_shown(output.data), output.metadata)
         elif isinstance(output, ClearOutput):
             clear_output(wait=output.wait)
         elif isinstance(output, Reconnected):
@@ -73,6 +73,15 @@ def show(outputs: Any, where: str) -> ExecuteDone | None:
     if done is not None:
         done.raise_for_error(where)
     return done
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+"""A remote widget's view: its model lives in the pod's kernel, which this front end cannot
+reach, so the widget's text fallback is shown instead."""
+
+
+def _shown(data: dict[str, Any]) -> dict[str, Any]:
+    return {kind: value for kind, value in data.items() if kind != WIDGET_VIEW}
 
 
 def _transient(output: DisplayData) -> dict[str, Any] | None:
