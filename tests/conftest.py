@@ -27,6 +27,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from processes import stop_process
 
+from podbook.emulator.podruntime.ports import free_ports
+
 FAST = ("--provision-seconds", "0.2", "--start-seconds", "0.2")
 
 # ---------------------------------------------------------------- Hypothesis profiles
@@ -145,7 +147,22 @@ class EmulatorProcess:
         ]
 
     def start(self, timeout: float = 20.0) -> None:
-        """Start the process and wait until it announces its URL and answers /healthz."""
+        """Start the process and wait until it announces its URL and answers /healthz.
+
+        The first start takes a port outside the kernel's ephemeral range (as the local
+        runtime's public ports do): ``restart`` needs the same port again, and a port of that
+        range may meanwhile be the local end of any outgoing connection of a busy machine."""
+        if self.port == 0:
+            for attempt in range(3):
+                self.port = free_ports("127.0.0.1", 1)[0]
+                try:
+                    return self._start(timeout)
+                except RuntimeError as err:  # taken between the choice and the bind
+                    if "Address already in use" not in str(err) or attempt == 2:
+                        raise
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         with self.stdout_path.open("ab") as out, self.log_path.open("ab") as err:
             start_offset = out.tell()
