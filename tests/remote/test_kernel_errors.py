@@ -76,7 +76,7 @@ def test_a_server_that_does_not_answer_yet_is_waited_for_then_named(jupyter_pod:
     with pytest.raises(JupyterNotAnswering) as raised:
         connect_kernel(url=f"http://127.0.0.1:{port}/", password="secret-pw", server_timeout=1.5)
     waited = time.monotonic() - started
-    assert 1.0 <= waited < 4.0
+    assert 1.0 <= waited < 8.0  # the back-off, on a loaded machine
     message = one_line(raised.value, "secret-pw")
     assert message.startswith(
         f"the Jupyter server at http://127.0.0.1:{port}/ did not answer within 1.5 s (ConnectError"
