@@ -109,9 +109,15 @@ class ChatPanel(Panel):
 
     def _ended(self, failure: BaseException | None) -> None:
         self.turn.finish(failure)
+        stats = self.turn.stats()
+        result = self.turn.result
+        if result is not None and result.stopped and result.completion_tokens is None:
+            # stopped before the server counted: the tokens are the pieces this panel got
+            stats["tokens"] = self._buffer.total
         with self._lock, self.hold_sync():
             self.reply = self.turn.text
-            self.stats = self.turn.stats()
+            self.pieces = self._buffer.total
+            self.stats = stats
             self.error = self.turn.error
             self.status = self.turn.status
             self.busy = ""
