@@ -244,10 +244,13 @@ def test_mistakes_are_one_line(rip: InteractiveShell, pod_id: str, local: Any, c
             },
         ).json()
     try:
-        assert_one_line_error(run_cell(rip, f"%%pod exec {bare['id']}\nx"), "not RUNNING yet")
         client.pods.wait_for(bare["id"], "RUNNING", timeout=30)
         assert_one_line_error(run_cell(rip, f"%%pod exec {bare['id']}\nx"), "--jupyter")
         assert_one_line_error(run_cell(rip, f"%%pod sh {bare['id']}\necho"), "--ssh")
+        client.pods.stop(bare["id"])
+        client.pods.wait_for(bare["id"], "EXITED", timeout=30)
+        stopped = run_cell(rip, f"%%pod exec {bare['id']}\nx")
+        assert_one_line_error(stopped, "EXITED, not RUNNING", f"%pod start {bare['id']}")
     finally:
         with local.http() as http:
             http.delete(f"/v2/pods/{bare['id']}")
@@ -280,3 +283,12 @@ def test_a_widget_made_in_the_pod_shows_its_text_fallback(
     shown = [o.data for o in run.outputs]
     assert not any("application/vnd.jupyter.widget-view+json" in data for data in shown)
     assert any("IntSlider(value=7)" in data.get("text/plain", "") for data in shown), shown
+
+
+def test_a_pod_still_starting_is_told_to_wait_not_to_start() -> None:
+    from podbook.errors import PodNotRunning
+
+    for status in ("PROVISIONING", "STARTING"):
+        message = str(PodNotRunning("p1", status))
+        assert "not RUNNING yet" in message and "wait" in message and "%pod start" not in message
+    assert "%pod start p1" in str(PodNotRunning("p1", "EXITED"))
