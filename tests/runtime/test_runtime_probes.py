@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from runtime_helpers import LOCAL, create_pod, log_lines, wait_for, wait_status
+from runtime_helpers import LOCAL, create_pod, ledger, log_lines, wait_for, wait_status
 
 from podbook.emulator.podruntime.confine import Confinement
 from podbook.emulator.podruntime.landlock import abi_version
@@ -249,7 +249,9 @@ def tracked(request: pytest.FixtureRequest, tmp_path: Path, new_emulator: Any) -
 
 
 def _escaping_pod(http: httpx.Client, emu: Any) -> tuple[str, list[int]]:
-    middle = "true" if emu.mode == "cgroup" else "sleep 0.5"
+    # the recorded tree sees a detached process only while its parent lives: give the middle
+    # process 2 s (twenty recording intervals) there; the cgroup needs no such help
+    middle = "true" if emu.mode == "cgroup" else "sleep 2"
     pod = create_pod(http, args=ESCAPES.format(middle=middle))
     wait_status(http, pod["id"], "RUNNING")
     log_lines(http, pod["id"], "ready")
@@ -258,8 +260,14 @@ def _escaping_pod(http: httpx.Client, emu: Any) -> tuple[str, list[int]]:
     for pid in pids:
         assert _alive(pid)
         assert os.getsid(pid) != os.getsid(0)
-    time.sleep(0.3)  # at least one recording interval after the middle process is gone
+    if emu.mode == "tree":  # recorded before the middle process exited ("ready" came after)
+        assert set(pids) <= _recorded(emu, pod["id"])
     return pod["id"], pids
+
+
+def _recorded(emu: Any, pod_id: str) -> set[int]:
+    """The processes of ``pod_id`` the runtime's ledger records (the process-tree mode)."""
+    return set(ledger(emu).get(pod_id, {}).get("pids", []))
 
 
 def _all_gone(pids: list[int], timeout: float = 10.0) -> None:
@@ -277,8 +285,9 @@ def test_detached_processes_end_when_their_pod_is_stopped_or_deleted(tracked: An
         wait_status(http, pod_id, "RUNNING")
         disk = tracked.home / "podruntime" / "pods" / pod_id / "container"
         wait_for(lambda: (disk / "fork.pid").exists(), timeout=10, what="restarted")
-        time.sleep(0.6)
         pids = [_pid_file(disk, "setsid.pid"), _pid_file(disk, "fork.pid")]
+        if tracked.mode == "tree":
+            wait_for(lambda: set(pids) <= _recorded(tracked, pod_id), what="recorded")
         assert http.delete(f"/v2/pods/{pod_id}").status_code == 204
         _all_gone(pids)
 
