@@ -263,3 +263,17 @@ def open_and_run_all(page: Any, lab: LabServer, name: str, timeout_ms: int = 60_
     page.wait_for_function(KERNEL_READY_JS, timeout=timeout_ms, polling=100)
     # Fire and forget: the caller waits on what the cells render, each wait with a timeout.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+
+def on_a_fresh_node(action: Any, tries: int = 3) -> Any:
+    """Run a locator ``action``, again when its element was replaced meanwhile (a panel's
+    displays are sent once more after its cell ends, replacing its output node)."""
+    from playwright.sync_api import Error
+
+    for attempt in range(tries):
+        try:
+            return action()
+        except Error as err:
+            if "not attached to the DOM" not in str(err) or attempt == tries - 1:
+                raise
+    return None

@@ -9,7 +9,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from .jupyterlab import LabServer, open_and_run_all, write_notebook
+from .jupyterlab import LabServer, on_a_fresh_node, open_and_run_all, write_notebook
 
 NOTEBOOK = "chat.ipynb"
 GENERATORS = """import time
@@ -64,7 +64,7 @@ def test_chat_streams_into_the_panel_and_stop_works(
         reply = first.locator(".podbook-chat-reply")
         expect(reply).to_have_attribute("data-rendered", "plain")
         expect(reply).to_contain_text("# Streams")  # the raw text, as it arrives
-        first.scroll_into_view_if_needed()
+        on_a_fresh_node(first.scroll_into_view_if_needed)
         page.screenshot(path=str(artifacts_dir / "chat_1_streaming.png"))
         expect(first).to_have_attribute("data-status", "DONE", timeout=TIMEOUT_MS)
         expect(reply).to_have_attribute("data-rendered", "markdown")
@@ -79,7 +79,7 @@ def test_chat_streams_into_the_panel_and_stop_works(
         expect(first.locator('[data-stat="tokensPerSecond"]')).to_contain_text("tok/s")
         expect(first.locator('[data-stat="finishReason"]')).to_have_text("stop")
         expect(first.locator('button[data-action="stop"]')).to_have_count(0)
-        first.scroll_into_view_if_needed()
+        on_a_fresh_node(first.scroll_into_view_if_needed)
         page.screenshot(path=str(artifacts_dir / "chat_2_markdown_done.png"))
         first.screenshot(path=str(docs_images / "chat_panel.png"))
 
@@ -90,7 +90,7 @@ def test_chat_streams_into_the_panel_and_stop_works(
             arg=long_turn.element_handle(),
             timeout=TIMEOUT_MS,
         )
-        long_turn.scroll_into_view_if_needed()
+        on_a_fresh_node(long_turn.scroll_into_view_if_needed)
         page.screenshot(path=str(artifacts_dir / "chat_3_long_streaming.png"))
         long_turn.locator('button[data-action="stop"]').click()
         expect(long_turn).to_have_attribute("data-status", "STOPPED", timeout=30_000)

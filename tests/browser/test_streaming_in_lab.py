@@ -13,7 +13,7 @@ from typing import Any
 import nbformat
 from playwright.sync_api import expect
 
-from .jupyterlab import LabServer, open_and_run_all
+from .jupyterlab import LabServer, on_a_fresh_node, open_and_run_all
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "streaming_inference.ipynb"
 LEFT_OUT_TAGS = {"cancel-by-command", "cleanup"}
@@ -74,9 +74,10 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
         shown = reply.locator(".podbook-stream").inner_text()
         assert shown.split() == words, (shown, full_text)
         expect(reply.locator("[data-metric=tokensPerSecond]")).to_be_attached()
-        reply.scroll_into_view_if_needed()
+        # the panel's displays are sent once more after the cell ends, replacing its node:
+        # an element taken just before is detached, so a locator action is tried again
+        on_a_fresh_node(lambda: reply.screenshot(path=str(docs_images / "job_panel_completed.png")))
         page.screenshot(path=str(artifacts_dir / "streaming_1_reply_completed.png"))
-        reply.screenshot(path=str(docs_images / "job_panel_completed.png"))
 
         # The failed job was retried by %job retry and completed.
         expect(attempt).to_have_attribute("data-status", "COMPLETED", timeout=60_000)
@@ -88,7 +89,7 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
             arg=long_job.element_handle(),
             timeout=30_000,
         )
-        long_job.scroll_into_view_if_needed()
+        on_a_fresh_node(long_job.scroll_into_view_if_needed)
         page.screenshot(path=str(artifacts_dir / "streaming_2_long_job_running.png"))
         long_job.screenshot(path=str(docs_images / "job_panel_streaming.png"))
         long_job.locator("button[data-action=cancel]").click()
@@ -113,6 +114,6 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
         print("stderr outputs:", stderr.all_inner_texts())
         for label, panel in [("reply", reply), ("long_job", long_job)]:
             if panel.count():
-                panel.scroll_into_view_if_needed()
+                on_a_fresh_node(panel.scroll_into_view_if_needed)
                 page.screenshot(path=str(artifacts_dir / f"streaming_failure_{label}.png"))
         raise
