@@ -21,6 +21,7 @@ from podbook.errors import InvalidRequest, NotFound, WaitFailed, WaitTimeout
 if TYPE_CHECKING:
     from podbook.api.pods import CreatePodRequest, Pod, UpdatePodRequest
     from podbook.client.resources.podlogs import AsyncLogStream, LogStream
+    from podbook.guard.settings import GuardSettings
 
 __all__ = ["AsyncPods", "PodWatch", "Pods", "pod_calls"]
 
@@ -35,6 +36,45 @@ def _pod_model() -> type[Pod]:
     return Pod
 
 
+_GUARD_OPTIONS = ("idle_stop", "max_runtime", "idle_action")
+
+
+def take_guard(
+    request: Any, fields: Mapping[str, Any]
+) -> tuple[Any, dict[str, Any], GuardSettings | None]:
+    """Split the guard options (``idle_stop``, ``max_runtime``, ``idle_action``) off a create
+    request and its keyword fields; :class:`InvalidRequest` for a bad value."""
+    from podbook.guard.settings import GuardSettings
+
+    fields = dict(fields)
+    options = {name: fields.pop(name) for name in _GUARD_OPTIONS if name in fields}
+    if isinstance(request, Mapping):
+        request = dict(request)
+        options.update({n: request.pop(n) for n in _GUARD_OPTIONS if n in request})
+    options = {name: value for name, value in options.items() if value is not None}
+    try:
+        return request, fields, GuardSettings.build(**options)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc), status=400) from None
+
+
+def template_args(body_source: Any, fields: Mapping[str, Any]) -> str | None:
+    """The template id whose start command a guarded create must wrap: set when the request
+    names a template and gives no ``args`` of its own."""
+
+    def pick(name: str) -> Any:
+        if name in fields:
+            return fields[name]
+        if isinstance(body_source, Mapping):
+            return body_source.get(name)
+        return getattr(body_source, name.replace("templateId", "template_id"), None)
+
+    if pick("args") is not None:
+        return None
+    template = pick("templateId") or pick("template_id")
+    return str(template) if template else None
+
+
 def _gpu_shorthand(fields: dict[str, Any]) -> dict[str, Any]:
     """``gpu="NVIDIA GeForce RTX 4090"`` means ``gpu={"id": "NVIDIA GeForce RTX 4090"}``."""
     if isinstance(fields.get("gpu"), str):
@@ -47,14 +87,23 @@ class pod_calls:  # noqa: N801 - a namespace of call builders, used like a modul
 
     @staticmethod
     def create(
-        request: CreatePodRequest | Mapping[str, Any] | None, fields: Mapping[str, Any]
+        request: CreatePodRequest | Mapping[str, Any] | None,
+        fields: Mapping[str, Any],
+        *,
+        guard: GuardSettings | None = None,
+        base_args: str | None = None,
     ) -> Call[Pod]:
-        """``POST /v2/pods`` with a locally validated body."""
+        """``POST /v2/pods`` with a locally validated body; with ``guard``, armed with the pod
+        guard (``base_args``: the template's start command the guard must run)."""
         from podbook.api.pods import CreatePodRequest
 
         if isinstance(request, Mapping):
             request = _gpu_shorthand(dict(request))
         body = prepare_body(CreatePodRequest, request, _gpu_shorthand(dict(fields)))
+        if guard is not None:
+            from podbook.guard.settings import arm
+
+            body = arm(body, guard, base_args=base_args)
         return Call("POST", "/v2/pods", json=body, parse=model_parser(_pod_model()))
 
     @staticmethod
@@ -213,8 +262,17 @@ class Pods(SyncResource):
 
         The request is validated locally first: a request the service would refuse raises
         :class:`~podbook.errors.InvalidRequest` and nothing is sent.
+
+        ``idle_stop`` / ``max_runtime`` (``"30m"``, ``"4h"`` or seconds) and ``idle_action``
+        (``"stop"`` or ``"terminate"``) arm the pod guard, which runs inside the pod and
+        stops it when idle or past its time limit (``docs/cost-control.md``).
         """
-        return self._request(pod_calls.create(request, fields))
+        request, fields, guard = take_guard(request, fields)
+        base_args = None
+        template_id = template_args(request, fields) if guard else None
+        if template_id:
+            base_args = self._client.templates.get(template_id).args
+        return self._request(pod_calls.create(request, fields, guard=guard, base_args=base_args))
 
     def list(self, include_cluster_pods: bool = False) -> list[Pod]:
         """The account's pods (cluster members only with ``include_cluster_pods=True``)."""
@@ -307,8 +365,14 @@ class AsyncPods(AsyncResource):
     async def create(
         self, request: CreatePodRequest | Mapping[str, Any] | None = None, /, **fields: Any
     ) -> Pod:
-        """Create a pod (validated locally first); see :meth:`Pods.create`."""
-        return await self._request(pod_calls.create(request, fields))
+        """Create a pod (validated locally first, guard options too); see :meth:`Pods.create`."""
+        request, fields, guard = take_guard(request, fields)
+        base_args = None
+        template_id = template_args(request, fields) if guard else None
+        if template_id:
+            base_args = (await self._client.templates.get(template_id)).args
+        call = pod_calls.create(request, fields, guard=guard, base_args=base_args)
+        return await self._request(call)
 
     async def list(self, include_cluster_pods: bool = False) -> list[Pod]:
         """The account's pods; see :meth:`Pods.list`."""
