@@ -130,6 +130,14 @@ def test_billing_of_one_kind_stacks_per_resource(ip: Any, client: Any) -> None:
         ("--kind gpus", "--kind"),
         ("--last 3m --by hour", "larger --by"),
         ("--color red", "--color"),
+        ("--budget -5", "not a positive amount"),
+        ("--budget 0", "not a positive amount"),
+        ("--budget ten", "not a positive amount"),
+        ("--budget nan", "not a positive amount"),
+        ("--budget", "--budget"),
+        ("--budget 10 --per month", "--per"),
+        ("--per week", "--per goes with --budget"),
+        ("--budget 10 --last 2d", "--budget takes only --per"),
     ],
 )
 def test_user_mistakes_are_one_line(ip: Any, line: str, needle: str) -> None:

@@ -73,6 +73,7 @@ class NotebookSession:
         self._show_panels = show_panels
         self._client: Any = None
         self._client_lock = threading.Lock()
+        self._closers: list[Callable[[], None]] = []
 
     # -- client -------------------------------------------------------------------------------
 
@@ -98,8 +99,16 @@ class NotebookSession:
         if callable(close):
             close()
 
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the session closes (``%unload_ext podbook``)."""
+        self._closers.append(callback)
+
     def close(self) -> None:
-        """Stop the refresher, unhook the display, close the client."""
+        """Run the ``on_close`` callbacks, stop the refresher, unhook the display, close the
+        client."""
+        closers, self._closers = self._closers, []
+        for callback in closers:
+            callback()
         self.refresher.stop()
         self.presenter.close()
         if self.shell is not None:
@@ -170,14 +179,15 @@ class NotebookSession:
             str(commands), f'<div class="podbook-ssh" style="{BOX_STYLE}">{html}</div>'
         )
 
-    @staticmethod
-    def pod_static(pod: Any) -> StaticView:
-        """The static form of a pod (no widget)."""
+    def pod_static(self, pod: Any) -> StaticView:
+        """The static form of a pod (no widget), with its spend from the billing records."""
+        from podbook.notebook.billing.podspend import static_spend
         from podbook.notebook.panels.data import pod_state
         from podbook.notebook.panels.snapshot import pod_html, pod_text
 
         state = pod_state(pod)
-        return StaticView(pod_text(state), pod_html(state))
+        spend = static_spend(self.client, state)
+        return StaticView(pod_text(state, spend=spend), pod_html(state, spend=spend))
 
     @staticmethod
     def pod_list_static(pods: PodList) -> StaticView:

@@ -57,7 +57,8 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _wire(response: Any) -> dict[str, Any]:
+def wire_dict(response: Any) -> dict[str, Any]:
+    """The wire-form dict of a billing answer (a model or a dict)."""
     if hasattr(response, "model_dump"):
         return response.model_dump(mode="json", by_alias=True)
     return dict(response)
@@ -70,7 +71,7 @@ def _parse(text: str) -> datetime:
 def chart_data(response: Any, kind: str | None = None) -> dict[str, Any]:
     """The chart of an aggregate answer (``kind`` None: one series per resource kind) or of
     one kind's answer (one series per resource id, or one when the kind has no ids)."""
-    wire = _wire(response)
+    wire = wire_dict(response)
     query = wire["metadata"]["query"]
     size = query["bucketSize"]
     buckets: dict[str, dict[str, Any]] = {}

@@ -1,8 +1,10 @@
-"""``%billing [--last 7d] [--by day|hour|week|month] [--kind KIND] [-o NAME]``.
+"""``%billing [--last 7d] [--by day|hour|week|month] [--kind KIND] [-o NAME]`` and
+``%billing --budget AMOUNT|off [--per day|week]``.
 
-Fetches ``/v2/billing`` (one stacked series per resource kind) or one kind's route (one
-series per pod, endpoint, volume or cluster), shows the chart panel and returns a
-:class:`BillingReport`.
+The chart: fetches ``/v2/billing`` (one stacked series per resource kind) or one kind's route
+(one series per pod, endpoint, volume or cluster), shows the chart panel and returns a
+:class:`BillingReport`. The budget: shows the bar of :mod:`.budget` and hands the budget to the
+session's :mod:`.budgetguard`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from IPython.core.error import UsageError
 
 from podbook.notebook import parsing
 from podbook.notebook.billing import svg
+from podbook.notebook.billing.budget import (
+    DEFAULT_PERIOD,
+    PERIODS,
+    Budget,
+    BudgetCommand,
+    BudgetStatus,
+    parse_amount,
+)
 from podbook.notebook.billing.chart import chart_data
 from podbook.notebook.display import StaticView
 
@@ -63,24 +73,53 @@ def _parser() -> parsing.MagicArgumentParser:
     )
     parser.add_argument(
         "--last",
-        default="7d",
         metavar="N{h,d,w,m}",
         help="how far back: hours, days, weeks or months, e.g. 48h, 7d, 4w (default 7d)",
     )
-    parser.add_argument(
-        "--by", default="day", choices=tuple(BUCKETS), help="bucket size (default day)"
-    )
+    parser.add_argument("--by", choices=tuple(BUCKETS), help="bucket size (default day)")
     parser.add_argument(
         "--kind", choices=KINDS, help="one resource kind, stacked per resource (default: all)"
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="AMOUNT|off",
+        help="warn once when the account's spend in the period goes over AMOUNT US dollars "
+        "(checked by this kernel while it runs); off clears it",
+    )
+    parser.add_argument(
+        "--per",
+        choices=tuple(PERIODS),
+        help=f"the budget's period, UTC (default {DEFAULT_PERIOD})",
     )
     parsing.add_output_argument(parser)
     return parser
 
 
-def parse_billing_line(line: str) -> BillingCommand:
-    """The :class:`BillingCommand` of a line (``HelpShown`` after ``--help``)."""
+def _budget_command(ns: Any) -> BudgetCommand:
+    chart_flags = [f"--{name}" for name in ("last", "by", "kind") if getattr(ns, name)]
+    if chart_flags:
+        raise UsageError(
+            f"%billing: --budget takes only --per, not {', '.join(chart_flags)}; "
+            "show the chart with a %billing line of its own."
+        )
+    amount = parse_amount(ns.budget)
+    budget = None if amount is None else Budget(amount, ns.per or DEFAULT_PERIOD)
+    return BudgetCommand(budget=budget, output=ns.output)
+
+
+def parse_billing_line(line: str) -> BillingCommand | BudgetCommand:
+    """The :class:`BillingCommand` (or, with ``--budget``, the :class:`BudgetCommand`) of a
+    line (``HelpShown`` after ``--help``)."""
     parser = _parser()
     ns = parser.parse_args(parsing.split_line(line, parser.prog))
+    if ns.budget is not None:
+        return _budget_command(ns)
+    if ns.per is not None:
+        raise UsageError(
+            "%billing: --per goes with --budget, e.g. %billing --budget 50 --per week."
+        )
+    ns.last = ns.last or "7d"
+    ns.by = ns.by or "day"
     match = _LAST.match(ns.last.strip().lower())
     if not match or int(match.group(1)) < 1:
         raise UsageError(
@@ -115,6 +154,8 @@ def billing(magics: Any, line: str) -> Any:
         command = parse_billing_line(line)
     except parsing.HelpShown:
         return None
+    if isinstance(command, BudgetCommand):
+        return budget(magics, command)
     session = magics.session
     with user_facing_errors("billing"):
         response, chart = fetch_chart(session.client, command)
@@ -132,3 +173,27 @@ def billing(magics: Any, line: str) -> Any:
     if command.output:
         magics.shell.user_ns[command.output] = report
     return report
+
+
+def budget(magics: Any, command: BudgetCommand) -> BudgetStatus | None:
+    """``%billing --budget AMOUNT [--per day|week]``: check now, show the bar, keep checking in
+    the background, return the :class:`BudgetStatus`; ``--budget off``: stop, say so, ``None``."""
+    from podbook.notebook.billing.budgetguard import budget_guard
+    from podbook.notebook.errors import user_facing_errors
+
+    session = magics.session
+    guard = budget_guard(session)
+    if command.budget is None:
+        cleared = guard.clear()
+        print(
+            f"podbook: budget {cleared} cleared; spend is no longer checked."
+            if cleared
+            else "podbook: no budget was set; nothing to clear."
+        )
+        return None
+    with user_facing_errors("billing"):
+        status = guard.set(command.budget)
+    session.show(status, lambda item: StaticView(item.text(), item.html()))
+    if command.output:
+        magics.shell.user_ns[command.output] = status
+    return status

@@ -12,6 +12,7 @@ from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
 from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
 from podbook.notebook.panels.podlogs import LogFollower
 from podbook.notebook.panels.snapshot import pod_html, pod_text
+from podbook.notebook.panels.spendfeed import FEED
 
 ACTIONS = ("start", "stop", "restart", "terminate")
 
@@ -32,6 +33,9 @@ class PodPanel(Panel):
     remote = traitlets.Dict().tag(sync=True)
     """What the notebook does on the pod: ``kernel`` (its state), ``attached``, ``transfer``
     (the last one: ``title``, ``state``, ``summary``); see ``notebook/remote/kernels.py``."""
+    spend = traitlets.Dict().tag(sync=True)
+    """The pod's spend from the billing records: ``total`` and ``per_hour`` (USD), ``as_of``
+    (ISO time the records reach), ``lagging``; read at most every 30 s (``spendfeed``)."""
 
     def __init__(
         self, pod: Any, client: Any = None, on_change: Callable[[], None] | None = None
@@ -64,6 +68,11 @@ class PodPanel(Panel):
             self.pod = snapshot.pods[self.pod_id]
         elif self.pod_id in snapshot.gone_pods:
             self.pod = terminated(self.pod)
+        FEED.request(self.client, self.pod, self._take_spend)
+
+    def _take_spend(self, spend: dict[str, Any]) -> None:
+        with self._lock:
+            self.spend = spend
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -135,7 +144,7 @@ class PodPanel(Panel):
     # -- static forms -----------------------------------------------------------------------
 
     def snapshot_text(self) -> str:
-        return pod_text(self.pod, self.error)
+        return pod_text(self.pod, self.error, self.spend)
 
     def snapshot_html(self) -> str:
-        return pod_html(self.pod, self.error)
+        return pod_html(self.pod, self.error, self.spend)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from podbook.notebook.billing.podspend import spend_text
 from podbook.notebook.panels.data import cost_text, http_links, shape_text, ssh_commands
 
 _STATUS_COLORS = {
@@ -45,13 +46,15 @@ def _error_html(error: str) -> str:
     return f'<div class="podbook-error" style="color:#cf222e;white-space:pre-wrap">{escape(error)}</div>'
 
 
-def pod_text(pod: dict[str, Any], error: str = "") -> str:
-    """A few readable lines describing one pod."""
+def pod_text(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None = None) -> str:
+    """A few readable lines describing one pod (``spend``: the panel's ``spend`` trait)."""
     lines = [
         f"Pod {pod.get('name', '?')} ({pod.get('id', '?')}) — {pod.get('status', '?')}",
         f"  {shape_text(pod)} · {pod.get('image') or '-'} · {pod.get('dataCenterId') or 'unplaced'}"
         f" · {cost_text(pod)}",
     ]
+    if spent := spend_text(spend):
+        lines.append(f"  spend: {spent}")
     lines += [f"  ssh ({kind}): {command}" for kind, command in ssh_commands(pod).items()]
     if unavailable := (pod.get("ssh") or {}).get("unavailable"):
         lines.append(f"  ssh: {unavailable}")
@@ -66,8 +69,8 @@ def pod_text(pod: dict[str, Any], error: str = "") -> str:
     return "\n".join(lines)
 
 
-def pod_html(pod: dict[str, Any], error: str = "") -> str:
-    """A static HTML card for one pod."""
+def pod_html(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None = None) -> str:
+    """A static HTML card for one pod (``spend``: the panel's ``spend`` trait)."""
     status = str(pod.get("status", "?"))
     ssh = "".join(
         f'<div data-ssh="{kind}">{kind}: <code>{escape(command)}</code></div>'
@@ -87,6 +90,8 @@ def pod_html(pod: dict[str, Any], error: str = "") -> str:
         ("data center", escape(str(pod.get("dataCenterId") or "unplaced"))),
         ("cost", escape(cost_text(pod))),
     ]
+    if spent := spend_text(spend):
+        pairs.append(("spend", f'<span data-field="spend">{escape(spent)}</span>'))
     if ssh:
         pairs.append(("ssh", ssh))
     if ports:
