@@ -1,7 +1,7 @@
 // podbook pod panel: the anywidget view of one pod (PodPanel, see docs/architecture.md).
 //
 // Dumb by design: every value comes from the traits `pod`, `error`, `busy`, `connection`,
-// `updated` and `tab`; the view sends `{type: "action", action}`, and `{type: "logs", follow,
+// `updated`, `tab`, `remote`, `spend` (the billing records' spend) and `guard` (its deadline); the view sends `{type: "action", action}`, and `{type: "logs", follow,
 // have}` when its Logs tab opens or closes (the kernel then streams `{type: "log-lines",
 // lines}` and, at the end, `{type: "log-end", error?}`). The only timers are the copy
 // feedback and the one-second uptime tick while the pod is RUNNING.
@@ -66,6 +66,52 @@ function header(pod) {
     h("code", { class: "podbook-id", text: pod.id || "" }),
     h("span", { class: "podbook-cost", title: "current cost", text: formatCost(pod.cost) }),
   );
+}
+
+/** `$12.34`; `< $0.01` for a spend above zero that rounds to nothing (as the kernel's text). */
+export function formatDollars(value) {
+  if (value > 0 && value < 0.005) return "< $0.01";
+  return `$${value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+/** `in 45 s`, `in 12 min`, `in 2 h 05 min`: the time left until a deadline. */
+export function formatTimeLeft(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `in ${s} s`;
+  const minutes = Math.round(s / 60);
+  if (minutes < 60) return `in ${minutes} min`;
+  return `in ${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
+
+function clockTime(iso) {
+  const time = new Date(iso);
+  if (Number.isNaN(time.getTime())) return String(iso);
+  return `${String(time.getHours()).padStart(2, "0")}:${String(time.getMinutes()).padStart(2, "0")}`;
+}
+
+/**
+ * The spend line under the price: what the billing records say the pod has cost (`spend`
+ * trait: `total`, `per_hour`, `as_of`, `lagging`), "as of HH:MM" when the records lag, and,
+ * while the pod runs and its guard has a deadline (`guard.deadline`, epoch seconds), the
+ * projected cost until the guard stops it: per_hour × the hours left. Null without a spend.
+ */
+export function spendLine(spend, guard, status, nowMs = Date.now()) {
+  if (!spend || typeof spend.total !== "number") return null;
+  const parts = [h("span", { "data-spend": "total", text: `${formatDollars(spend.total)} spent so far` })];
+  if (spend.lagging && spend.as_of) {
+    parts.push(h("span", { "data-spend": "as-of", title: "billing records arrive late", text: `as of ${clockTime(spend.as_of)}` }));
+  }
+  const deadline = guard ? guard.deadline : null;
+  const left = typeof deadline === "number" ? deadline - nowMs / 1000 : NaN;
+  if (status === "RUNNING" && left > 0 && typeof spend.per_hour === "number") {
+    const more = formatDollars(spend.per_hour * (left / 3600));
+    const approx = more.startsWith("<") ? more : `≈ ${more}`;
+    parts.push(
+      h("span", { "data-spend": "projected", text: `${approx} more until it stops (${formatTimeLeft(left)})` }),
+    );
+  }
+  const items = parts.flatMap((part, i) => (i ? [" · ", part] : [part]));
+  return h("div", { class: "podbook-spend", "data-field": "spend" }, items);
 }
 
 function facts(pod, uptimeText) {
@@ -373,6 +419,8 @@ function render({ model, el }) {
     ticker = null;
   }
 
+  const spend = (pod) => spendLine(model.get("spend"), model.get("guard"), pod.status);
+
   function rerender() {
     const pod = model.get("pod") || {};
     if (pod.status !== state.lastStatus) state.confirmTerminate = false;
@@ -384,7 +432,7 @@ function render({ model, el }) {
     if (state.tab === "logs") {
       patchChildren(
         root,
-        [header(pod), ...notices(model), tabBar(state.tab, selectTab), logs.box, footer(model)]
+        [header(pod), spend(pod), ...notices(model), tabBar(state.tab, selectTab), logs.box, footer(model)]
           .filter(Boolean),
       );
       return;
@@ -393,6 +441,7 @@ function render({ model, el }) {
       root,
       [
         header(pod),
+        spend(pod),
         ...notices(model),
         tabBar(state.tab, selectTab),
         facts(pod, uptimeText()),
@@ -445,7 +494,7 @@ function render({ model, el }) {
   const unsubscribePod = onTraits(model, ["pod"], onPodChange);
   const unsubscribeRest = onTraits(
     model,
-    ["error", "busy", "connection", "updated", "remote"],
+    ["error", "busy", "connection", "updated", "remote", "spend", "guard"],
     rerender,
   );
   const onTab = () => selectTab(model.get("tab"));
