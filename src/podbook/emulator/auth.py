@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from podbook.emulator import podkeys
 from podbook.emulator.problems import Problem
 from podbook.emulator.store import Store
 
 FULL = "full"
 READONLY = "readonly"
+POD_SCOPE = "pod:"  # a pod-scoped key: ``pod:<pod id>`` (see podkeys.py)
 
 _FIX = "send 'Authorization: Bearer <API_KEY>' with a key of this emulator"
 
@@ -22,8 +24,13 @@ class Caller:
 
     @property
     def can_write(self) -> bool:
-        """Whether the key may change state."""
-        return self.scope == FULL
+        """Whether the key may change state (a pod-scoped key: its own pod only)."""
+        return self.scope == FULL or self.pod_id is not None
+
+    @property
+    def pod_id(self) -> str | None:
+        """The pod a pod-scoped key is good for; None for an account key."""
+        return self.scope[len(POD_SCOPE) :] if self.scope.startswith(POD_SCOPE) else None
 
 
 def extract_key(authorization: str | None, *, allow_bare: bool = False) -> str:
@@ -47,10 +54,14 @@ def extract_key(authorization: str | None, *, allow_bare: bool = False) -> str:
 
 def authenticate(store: Store, authorization: str | None, *, allow_bare: bool = False) -> Caller:
     """Resolve the caller of a request, or raise a 401 :class:`Problem`."""
-    found = store.lookup_key(extract_key(authorization, allow_bare=allow_bare))
-    if found is None:
-        raise Problem(401, f"invalid API key; {_FIX}")
-    return Caller(account_id=found[0], scope=found[1])
+    key = extract_key(authorization, allow_bare=allow_bare)
+    found = store.lookup_key(key)
+    if found is not None:
+        return Caller(account_id=found[0], scope=found[1])
+    pod = podkeys.resolve(store, key) if key.startswith(podkeys.PREFIX) else None
+    if pod is not None:
+        return Caller(account_id=pod[0], scope=POD_SCOPE + pod[1])
+    raise Problem(401, f"invalid API key; {_FIX}")
 
 
 def require_write(caller: Caller) -> None:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from podbook.emulator import podkeys
 from podbook.emulator.auth import Caller, authenticate, require_write
 from podbook.emulator.pods import PodViews
 from podbook.emulator.problems import Problem, problem_response
@@ -115,6 +116,10 @@ def api_route(path: str, handler: Handler, methods: Sequence[str]) -> Route:
         except Problem as problem:
             return problem_response(problem)
         try:
+            if caller.pod_id is not None:
+                podkeys.check_scope(
+                    caller.pod_id, request.method, path, request.path_params.get("id")
+                )
             if request.method not in _READ_METHODS:
                 require_write(caller)
             response = await handler(ApiRequest(request, caller, emulator))

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import uuid
@@ -71,6 +72,15 @@ class Collection:
         """The record if it exists and belongs to ``account_id``."""
         record = self._by_account.get(account_id, {}).get(record_id)
         return record
+
+    def owner_of(self, record_id: str) -> str | None:
+        """The account that holds the record, or None when there is none."""
+        if record_id not in self._by_id:
+            return None
+        return next(
+            (account for account, records in self._by_account.items() if record_id in records),
+            None,
+        )
 
     def exists(self, record_id: str) -> bool:
         """Whether any account holds a record with this id (for id generation)."""
@@ -143,14 +153,17 @@ class Store:
             row[0]: (row[1], row[2])
             for row in self._db.execute("SELECT digest, account_id, scope FROM api_keys")
         }
-        self._db.execute(
-            "INSERT OR IGNORE INTO meta (name, value) VALUES ('identity', ?)",
-            (uuid.uuid4().hex,),
-        )
-        self.identity: str = self._db.execute(
-            "SELECT value FROM meta WHERE name = 'identity'"
-        ).fetchone()[0]
+        self.identity: str = self._meta_once("identity", uuid.uuid4().hex)
         """This database's own id, made once: it marks what on disk belongs to its records."""
+        self.pod_key_secret: bytes = bytes.fromhex(
+            self._meta_once("pod_key_secret", secrets.token_hex(32))
+        )
+        """The secret pod-scoped keys are derived from (see :mod:`podbook.emulator.podkeys`)."""
+
+    def _meta_once(self, name: str, value: str) -> str:
+        """The ``meta`` value ``name``, stored as ``value`` the first time it is asked for."""
+        self._db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)", (name, value))
+        return str(self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()[0])
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> None:
         with self._lock:

@@ -10,6 +10,7 @@ It reports on its own log; :func:`guard_state` reads that back. See ``docs/cost-
 
 from __future__ import annotations
 
+from podbook.guard.control import extend, keep_running
 from podbook.guard.settings import (
     GUARD_ARGS,
     GuardSettings,
@@ -19,11 +20,18 @@ from podbook.guard.settings import (
     parse_duration,
     settings_of,
 )
+from podbook.guard.state import GuardStatus, latest, parse_line, read_status
 
 __all__ = [
     "GUARD_ARGS",
     "GuardSettings",
+    "GuardStatus",
     "arm",
+    "extend",
+    "keep_running",
+    "latest",
+    "parse_line",
+    "read_status",
     "format_duration",
     "original_args",
     "parse_duration",

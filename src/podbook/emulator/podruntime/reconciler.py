@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from podbook.emulator.lifecycle import RUNNING, running_since, status_of
+from podbook.emulator.podkeys import pod_key
 from podbook.emulator.podlogs import log_book
 from podbook.emulator.podruntime.confine import Confinement, PodGroup, process_children
 from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
@@ -219,6 +220,10 @@ class LocalRuntime:
             record,
             wipe_container=True,
             owner=self.emulator.store.identity,
+            service={
+                "RUNPOD_API_KEY": pod_key(self.emulator.store, pod_id),
+                "PODBOOK_API_URL": self.settings.url,
+            },
         )
         db = self.settings.db_path
         hidden = [self.home, db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]

@@ -91,11 +91,19 @@ def remove_gone_trees(
     return removed
 
 
-def build_sandbox(home: Path, record: Record, *, wipe_container: bool, owner: str) -> Sandbox:
+def build_sandbox(
+    home: Path,
+    record: Record,
+    *,
+    wipe_container: bool,
+    owner: str,
+    service: dict[str, str] | None = None,
+) -> Sandbox:
     """Create (or reuse) the pod's directories, marked as ``owner``'s, and return its sandbox.
 
-    ``wipe_container`` empties the container disk first (a fresh container start). Blocking:
-    call it off the event loop.
+    ``wipe_container`` empties the container disk first (a fresh container start).
+    ``service`` adds variables the emulator sets (the pod-scoped key, its own URL) before the
+    pod's own ``env``. Blocking: call it off the event loop.
     """
     root = pod_dir(home, record["id"])
     claim(root, owner)
@@ -118,6 +126,7 @@ def build_sandbox(home: Path, record: Record, *, wipe_container: bool, owner: st
     workdir = next(iter(mounts.values()), container)
     env = {name: os.environ[name] for name in _HOST_VARS if name in os.environ}
     env.update(service_env(record))
+    env.update(service or {})
     env.update({str(k): str(v) for k, v in (record.get("env") or {}).items()})
     env["HOME"] = str(workdir)
     env["RUNPOD_WORKSPACE"] = str(workdir)
@@ -148,6 +157,8 @@ def service_env(record: Record) -> dict[str, str]:
         public = port_map.get(spec)
         if public is not None:
             env[f"RUNPOD_{kind.upper()}_PORT_{number}"] = str(public)
+    if "ssh-proxy" in port_map:  # emulator-specific: where its SSH proxy serves this pod
+        env["PODBOOK_SSH_PROXY_PORT"] = str(port_map["ssh-proxy"])
     cluster = record.get("cluster")
     if cluster is not None and cluster.get("ip"):
         env["RUNPOD_CLUSTER_ID"] = cluster["id"]

@@ -61,13 +61,16 @@ def queue_caller(request: Request) -> Caller:
     """The caller of a queue-style route: ``Bearer`` or a bare key; a refusal is the queue's
     ``{"error": ...}`` 401 (a :class:`QueueError`)."""
     try:
-        return authenticate(
+        caller = authenticate(
             request.app.state.emulator.store,
             request.headers.get("authorization"),
             allow_bare=True,
         )
     except Problem as problem:
         raise QueueError(problem.status, problem.detail) from None
+    if caller.pod_id is not None:
+        raise QueueError(403, "a pod-scoped key cannot call endpoints; use an account API key")
+    return caller
 
 
 def refuse_load_balancer(queue: EndpointQueue, emulator_url: str) -> None:

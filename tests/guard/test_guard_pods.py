@@ -1,0 +1,175 @@
+"""The pod guard on pods that really run (``podbook emulator --runtime local``): idle stop,
+what counts as activity (an OpenSSH session, a busy kernel), the time limit, terminate,
+Extend, stop/start, an emulator restart mid-countdown, and the pod-scoped key it acts with.
+
+Every figure the issue names is checked as a user would see it (the pod's status over time)
+and, exactly, from the guard's own reports on the pod's log (its deadline and start).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from guard_helpers import (
+    guard_lines,
+    guarded_pod,
+    openssh_session,
+    status_of,
+    wait_guard,
+    wait_status,
+)
+from processes import wait_for
+from transfer_helpers import typed_client
+
+from podbook import Client
+from podbook.guard import extend, settings_of
+from podbook.guard.settings import GUARD_ARGS
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def running_since(client: Client, pod: Any) -> float:
+    """Wait until the pod is RUNNING; the monotonic time it was first seen so."""
+    return wait_status(client, pod.id, "RUNNING", timeout=30)
+
+
+def test_idle_stop_stops_a_pod_with_nothing_open_within_5_to_10_s(guard_client: Client) -> None:
+    pod = guarded_pod(guard_client, idle_stop="5s")
+    assert pod.args == GUARD_ARGS and settings_of(pod).idle_stop == 5
+    t_running = running_since(guard_client, pod)
+    t_exited = wait_status(guard_client, pod.id, "EXITED", timeout=20)
+    assert 5 - 0.5 <= t_exited - t_running <= 10
+    reports = guard_lines(guard_client, pod.id)
+    fired = reports[-1]
+    assert fired.state == "fired" and fired.reason == "idle"
+    assert fired.text == "stopped after 5s idle"
+    assert fired.deadline - fired.started == 5  # idle from its start: nothing was open
+    again = guard_client.pods.get(pod.id)
+    assert again.cost == 0.0  # billing stopped
+    guard_client.pods.terminate(pod.id)
+
+
+def test_an_open_openssh_session_keeps_the_pod_and_its_end_lets_it_stop(
+    guard_client: Client, guard_key: Any
+) -> None:
+    pod = guarded_pod(guard_client, ssh=True, idle_stop="5s")
+    running_since(guard_client, pod)
+    record = wait_for(
+        lambda: (p := guard_client.pods.get(pod.id)).ssh.direct is not None and p,
+        timeout=15,
+        what="ssh.direct",
+    )
+    session = openssh_session(record, guard_key)
+    try:
+        busy = wait_guard(guard_client, pod.id, "busy", timeout=20)
+        assert busy.busy == ("ssh",) and busy.describe() == "busy: SSH session open"
+        t_busy = time.monotonic()
+        while time.monotonic() - t_busy < 16:  # well past the idle stop
+            assert status_of(guard_client, pod.id) == "RUNNING"
+            time.sleep(0.5)
+    finally:
+        session.stdin.close()
+        session.terminate()
+        session.wait(10)
+    t_closed = time.monotonic()
+    t_exited = wait_status(guard_client, pod.id, "EXITED", timeout=20)
+    assert t_exited - t_closed <= 10
+    assert guard_lines(guard_client, pod.id)[-1].text == "stopped after 5s idle"
+    guard_client.pods.terminate(pod.id)
+
+
+def test_max_runtime_stops_a_busy_pod(guard_client: Client, guard_key: Any) -> None:
+    pod = guarded_pod(guard_client, ssh=True, max_runtime="8s", idle_stop="1h")
+    t_running = running_since(guard_client, pod)
+    record = wait_for(
+        lambda: (p := guard_client.pods.get(pod.id)).ssh.direct is not None and p, timeout=15
+    )
+    session = openssh_session(record, guard_key)
+    try:
+        wait_guard(guard_client, pod.id, "busy", timeout=20)
+        t_exited = wait_status(guard_client, pod.id, "EXITED", timeout=20)
+    finally:
+        session.stdin.close()
+        session.terminate()
+        session.wait(10)
+    assert 8 - 0.5 <= t_exited - t_running <= 13
+    fired = guard_lines(guard_client, pod.id)[-1]
+    assert (fired.state, fired.reason) == ("fired", "max")
+    assert fired.text == "stopped: max runtime 8s reached"
+    assert fired.deadline - fired.started == 8
+    guard_client.pods.terminate(pod.id)
+
+
+def test_idle_action_terminate_terminates(guard_client: Client) -> None:
+    pod = guarded_pod(guard_client, idle_stop="3s", idle_action="terminate")
+    running_since(guard_client, pod)
+    wait_status(guard_client, pod.id, "TERMINATED", timeout=20)
+
+
+def test_extend_from_the_client_moves_the_deadline(guard_client: Client, guard_key: Any) -> None:
+    pod = guarded_pod(guard_client, ssh=True, idle_stop="8s")
+    running_since(guard_client, pod)
+    first = wait_guard(guard_client, pod.id, "idle")
+    record = wait_for(
+        lambda: (p := guard_client.pods.get(pod.id)).ssh.direct is not None and p, timeout=15
+    )
+    seconds = extend(record, "20s", client=guard_client, key=guard_key)
+    assert seconds == 20
+    extended = wait_for(
+        lambda: next(
+            (r for r in guard_lines(guard_client, pod.id) if r.text.startswith("extended")), None
+        ),
+        timeout=20,
+        interval=0.3,
+        what="the guard's 'extended' report",
+    )
+    # the SSH session that wrote the command is activity too: the deadline is at least
+    # 20 s past the one the guard had
+    assert extended.hold >= first.deadline + 20
+    assert extended.deadline == extended.hold
+    assert status_of(guard_client, pod.id) == "RUNNING"
+    t_passed = first.deadline + 2 - time.time()
+    if t_passed > 0:
+        time.sleep(t_passed)
+    assert status_of(guard_client, pod.id) == "RUNNING"  # the old deadline has passed
+    guard_client.pods.terminate(pod.id)
+
+
+def test_stop_then_start_arms_the_guard_again(guard_client: Client) -> None:
+    pod = guarded_pod(guard_client, idle_stop="3s")
+    running_since(guard_client, pod)
+    wait_status(guard_client, pod.id, "EXITED", timeout=20)
+    guard_client.pods.start(pod.id)
+    running_since(guard_client, pod)
+    wait_status(guard_client, pod.id, "EXITED", timeout=20)
+    fired = [r for r in guard_lines(guard_client, pod.id) if r.state == "fired"]
+    armed = [r for r in guard_lines(guard_client, pod.id) if r.state == "armed"]
+    assert len(fired) == 2 and len(armed) == 2
+    assert fired[1].started > fired[0].started
+    assert fired[1].deadline - fired[1].started == 3
+    guard_client.pods.terminate(pod.id)
+
+
+def test_an_emulator_restarted_mid_countdown_keeps_the_deadline(
+    emulator_class: Any, tmp_path: Any
+) -> None:
+    emu = emulator_class(tmp_path, extra_args=("--runtime", "local"))
+    emu.start()
+    try:
+        with typed_client(emu) as client:
+            pod = guarded_pod(client, idle_stop="15s")
+            running_since(client, pod)
+            idle = wait_guard(client, pod.id, "idle")
+            emu.restart()
+            resumed = wait_guard(client, pod.id, "armed", after=2, timeout=30)
+            assert resumed.text.startswith("resumed after a container restart")
+            assert resumed.started == idle.started
+            wait_status(client, pod.id, "EXITED", timeout=40)
+            fired = guard_lines(client, pod.id)[-1]
+            assert fired.state == "fired"
+            assert fired.deadline == idle.deadline  # not 15 s after the restart
+            client.pods.terminate(pod.id)
+    finally:
+        emu.stop()
