@@ -1,0 +1,127 @@
+"""The pod guard seen from a notebook: a busy ``%%pod exec`` cell keeps a guarded pod
+running, and the guard outlives the kernel that created its pod (``kill -9``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from nbhelpers import run_cell
+from processes import wait_for
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "guard"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "remote"))
+
+from guard_helpers import guarded_pod, status_of, wait_guard, wait_status  # noqa: E402
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def local(start_emulator: Any) -> Any:
+    """An emulator of the module whose pods really run (Jupyter, SSH)."""
+    return start_emulator(extra_args=("--runtime", "local"))
+
+
+@pytest.fixture(scope="module")
+def client(local: Any) -> Iterator[Any]:
+    from podbook import Client
+
+    with Client(api_key=local.api_key, url=local.url) as typed:
+        yield typed
+
+
+@pytest.fixture
+def gip(
+    shell: InteractiveShell, local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[InteractiveShell]:
+    """The shell with podbook loaded, pointed at the module's local-runtime emulator."""
+    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PODBOOK_URL", local.url)
+    monkeypatch.setenv("RUNPOD_API_KEY", local.api_key)
+    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "home"))
+    shell.config.pop("PodMagics", None)
+    with capture_output():
+        shell.run_line_magic("load_ext", "podbook")
+        shell.run_line_magic("config", "PodMagics.show_panels = False")
+    try:
+        yield shell
+    finally:
+        with capture_output():
+            shell.run_line_magic("unload_ext", "podbook")
+        shell.config.pop("PodMagics", None)
+
+
+def test_a_busy_pod_exec_cell_keeps_the_pod_running(gip: InteractiveShell, client: Any) -> None:
+    pod = guarded_pod(client, jupyter=True, idle_stop="8s")
+    wait_status(client, pod.id, "RUNNING", timeout=30)
+    statuses: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            statuses.append(status_of(client, pod.id))
+            time.sleep(0.5)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        cell = run_cell(gip, f"%%pod exec {pod.id}\nimport time\ntime.sleep(22)\nprint('done')")
+    finally:
+        done.set()
+        watcher.join(5)
+    assert cell.success and cell.stdout.strip() == "done", cell.text
+    assert set(statuses) == {"RUNNING"}  # 22 s of a busy cell, far past the 8 s idle stop
+    busy = wait_guard(client, pod.id, "busy", timeout=5)
+    assert "kernel" in busy.busy
+    t_done = time.monotonic()
+    assert wait_status(client, pod.id, "EXITED", timeout=25) - t_done <= 8 + 5
+    client.pods.terminate(pod.id)
+
+
+def test_the_guard_outlives_the_kernel_that_created_the_pod(local: Any, client: Any) -> None:
+    from jupyter_client.manager import start_new_kernel
+
+    manager, kernel = start_new_kernel(kernel_name="python3")
+    try:
+        code = (
+            "from podbook import Client\n"
+            f"c = Client(api_key={local.api_key!r}, url={local.url!r})\n"
+            "pod = c.pods.create(name='orphan', image='runpod/base', "
+            "gpu={'id': 'NVIDIA GeForce RTX 4090'}, args='exec sleep 600', idle_stop='6s')\n"
+            "print(pod.id)"
+        )
+        collect = _Collect()
+        reply = kernel.execute_interactive(code, timeout=60, output_hook=collect)
+        assert reply["content"]["status"] == "ok", reply
+        pod_id = collect.text.strip()
+        wait_status(client, pod_id, "RUNNING", timeout=30)
+        os.kill(manager.provisioner.process.pid, signal.SIGKILL)  # no atexit, no goodbye
+        wait_for(lambda: not manager.is_alive(), timeout=10)
+    finally:
+        kernel.stop_channels()
+        manager.cleanup_resources()
+    wait_status(client, pod_id, "EXITED", timeout=25)
+    assert status_of(client, pod_id) == "EXITED"
+    client.pods.terminate(pod_id)
+
+
+class _Collect:
+    """An ``output_hook`` that keeps the kernel's stdout."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def __call__(self, msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+            self.text += msg["content"]["text"]
