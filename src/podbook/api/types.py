@@ -55,6 +55,8 @@ CLOUDS: tuple[str, ...] = get_args(Cloud)
 CLUSTER_TYPES: tuple[str, ...] = get_args(ClusterType)
 POD_CLUSTER_ROLES: tuple[str, ...] = get_args(PodClusterRole)
 TERMINAL_POD_STATUSES: frozenset[str] = frozenset({"TERMINATED"})
+BILLED_POD_STATUSES: frozenset[str] = frozenset({"PROVISIONING", "STARTING", "RUNNING"})
+"""The statuses of a pod that costs its price per hour (a stopped one costs only storage)."""
 
 # Anchored with \A and \Z, and matched with fullmatch: ``$`` also matches before a final
 # newline, so "22/tcp\n" passed; and ASCII digits only, since ``\d`` also takes "٢٢". A CUDA

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
 
+from podbook.guard.settings import IDLE_ACTIONS
 from podbook.notebook.gpufinder import gpu_subcommand
+from podbook.notebook.kernel_exit.policy import ON_EXIT_CHOICES
 from podbook.notebook.parsing import (
     Subcommand,
     add_output_argument,
@@ -27,6 +29,7 @@ from podbook.notebook.values import (
     CLOUD,
     COMMA_LIST,
     CPU,
+    DURATION,
     ENV,
     GPU,
     PERSISTENT,
@@ -41,10 +44,14 @@ CATALOG_KINDS = ("gpus", "cpus", "datacenters")
 
 @dataclass(frozen=True)
 class CreatePodCommand:
-    """``%pod create``: the request body in wire form, plus where to store the result."""
+    """``%pod create``: the request body in wire form, the pod guard's options (``idle_stop``
+    and ``max_runtime`` in seconds, ``idle_action``: only those given), what to do with the
+    pod when this kernel ends (``None``: ``PodMagics.on_exit``), where to store the result."""
 
     body: dict[str, Any]
     output: str | None = None
+    guard: dict[str, Any] = field(default_factory=dict)
+    on_exit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,23 @@ def add_placement_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--jupyter", action="store_true", help="inject a JUPYTER_PASSWORD")
 
 
+_COST_FLAGS: tuple[tuple[str, Any, tuple[str, ...] | None, str], ...] = (
+    ("--idle-stop", DURATION, None, "stop the pod after this long idle, e.g. 30m"),
+    ("--idle-action", str.lower, IDLE_ACTIONS, "what the guard does then (default: stop)"),
+    ("--max-runtime", DURATION, None, "stop the pod this long after it started, e.g. 4h"),
+    ("--on-exit", str.lower, ON_EXIT_CHOICES, "when this kernel ends (default: PodMagics.on_exit)"),
+)
+
+
+def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
+    """The pod guard inside the pod (idle stop, time limit, what it does then) and what
+    happens to the pod when this kernel ends."""
+    group = parser.add_argument_group("cost control (see docs/cost-control.md)")
+    for flag, kind, choices, help_text in _COST_FLAGS:
+        metavar = None if choices else "DURATION"
+        group.add_argument(flag, type=kind, choices=choices, metavar=metavar, help=help_text)
+
+
 # ---------------------------------------------------------------------------- builders
 
 _ADJECTIVES = (
@@ -184,6 +208,24 @@ def _create_body(ns: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def _guard_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """The guard keywords of ``client.pods.create`` that the line gave."""
+    if ns.idle_action is not None and ns.idle_stop is None and ns.max_runtime is None:
+        raise UsageError(
+            "%pod create: --idle-action needs --idle-stop or --max-runtime; add e.g. "
+            "--idle-stop 30m."
+        )
+    options = {"idle_stop": ns.idle_stop, "max_runtime": ns.max_runtime}
+    options["idle_action"] = ns.idle_action
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _create_command(ns: argparse.Namespace) -> CreatePodCommand:
+    return CreatePodCommand(
+        body=_create_body(ns), output=ns.output, guard=_guard_options(ns), on_exit=ns.on_exit
+    )
+
+
 def build_pod_subcommands() -> dict[str, Subcommand]:
     """The ``%pod`` subcommands, by name."""
     create = magic_parser("%pod create", "Create a GPU or CPU pod and show its live panel.")
@@ -192,6 +234,7 @@ def build_pod_subcommands() -> dict[str, Subcommand]:
         add_container_arguments,
         add_storage_arguments,
         add_placement_arguments,
+        add_cost_arguments,
         add_output_argument,
     ):
         add(create)
@@ -201,11 +244,7 @@ def build_pod_subcommands() -> dict[str, Subcommand]:
     add_output_argument(listing)
 
     commands = {
-        "create": Subcommand(
-            create,
-            lambda ns: CreatePodCommand(body=_create_body(ns), output=ns.output),
-            "create a pod",
-        ),
+        "create": Subcommand(create, _create_command, "create a pod"),
         "list": Subcommand(
             listing, lambda ns: ListPodsCommand(all=ns.all, output=ns.output), "list pods"
         ),

@@ -22,10 +22,14 @@ Handler = Callable[[NotebookSession, Any], Any]
 
 
 def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
-    """``%pod create``: create the pod and show its live panel (``--ssh``: with a key of this
-    machine registered first, see :func:`~podbook.notebook.remote.handlers.ssh_key_for_create`)."""
+    """``%pod create``: create the pod (armed with the pod guard when ``--idle-stop`` or
+    ``--max-runtime`` is given), remember it for when this kernel ends, and show its live
+    panel (``--ssh``: with a key of this machine registered first, see
+    :func:`~podbook.notebook.remote.handlers.ssh_key_for_create`)."""
     ssh_key_for_create(session, command.body)
-    pod = session.client.pods.create(command.body)
+    client = session.client
+    pod = client.pods.create(command.body, **command.guard)
+    session.created(pod, client, command.on_exit)
     return session.show(pod, session.pod_panel, session.pod_static)
 
 
@@ -119,7 +123,13 @@ def find_gpus(session: NotebookSession, command: Any) -> Any:
     def live(found: GpuRows) -> Any:
         from podbook.notebook.panels.catalog import CatalogPanel
 
-        return CatalogPanel(found, found.filters, client=session.get_client, shell=session.shell)
+        return CatalogPanel(
+            found,
+            found.filters,
+            client=session.get_client,
+            shell=session.shell,
+            on_created=session.created,
+        )
 
     return session.show(rows, live, finder_view)
 

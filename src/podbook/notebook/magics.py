@@ -1,21 +1,25 @@
 """``%pod``, ``%cluster``, ``%catalog``, ``%%runjob``, ``%job``, ``%endpoint``: parse, delegate,
 return the object (the job magics live in :mod:`podbook.notebook.jobs`).
 
-Configurable like any IPython component: ``%config PodMagics.refresh_interval = 2``.
+Configurable like any IPython component: ``%config PodMagics.refresh_interval = 2``,
+``%config PodMagics.on_exit = "stop"``.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
-from traitlets import Bool, Float
+from traitlets import Bool, Enum, Float, default
 from traitlets.config import Configurable
 
 from podbook.notebook import parsing
 from podbook.notebook.errors import is_local_emulator_gone, one_line_errors, user_facing_errors
+from podbook.notebook.kernel_exit.policy import ON_EXIT_CHOICES, default_on_exit
 
 
 @magics_class
@@ -29,9 +33,24 @@ class PodMagics(Magics, Configurable):
         60.0, help="Longest pause between refreshes when the rate-limit quota runs low."
     ).tag(config=True)
     show_panels = Bool(True, help="Display a panel for each magic's result.").tag(config=True)
+    on_exit = Enum(
+        ON_EXIT_CHOICES,
+        help="What happens to the pods this kernel created when it ends: warn (one line "
+        "naming those still running), stop, terminate or keep; %pod create --on-exit "
+        "overrides it per pod. Default: $PODBOOK_ON_EXIT, else stop in a headless run "
+        "(a kernel no Jupyter server started: nbclient, papermill), else warn.",
+    ).tag(config=True)
+
+    @default("on_exit")
+    def _default_on_exit(self) -> str:
+        choice, note = default_on_exit(self.shell, os.environ)
+        if note:
+            print(note, file=sys.stderr)
+        return choice
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
+        _ = self.on_exit  # read PODBOOK_ON_EXIT now: a bad value is said when podbook loads
         for table in self.magics.values():  # every error a magic shows stays one short line
             for name, method in table.items():
                 table[name] = one_line_errors(method)
@@ -62,6 +81,7 @@ class PodMagics(Magics, Configurable):
                 interval=lambda: self.refresh_interval,
                 max_interval=lambda: self.max_refresh_interval,
                 show_panels=lambda: self.show_panels,
+                on_exit=lambda: self.on_exit,
             )
         return self._session
 

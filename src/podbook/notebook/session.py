@@ -53,7 +53,8 @@ class NotebookSession:
     """State shared by the magics of one IPython shell.
 
     ``interval``/``max_interval`` return the configured refresh pauses (seconds);
-    ``show_panels`` says whether magics display their panels.
+    ``show_panels`` says whether magics display their panels; ``on_exit`` what happens to
+    the pods this kernel created when it ends (:attr:`exit_watch`).
     """
 
     def __init__(
@@ -62,7 +63,9 @@ class NotebookSession:
         interval: Callable[[], float],
         max_interval: Callable[[], float],
         show_panels: Callable[[], bool],
+        on_exit: Callable[[], str] = lambda: "warn",
     ) -> None:
+        from podbook.notebook.kernel_exit.watch import ExitWatch
         from podbook.notebook.refresher import Refresher
 
         self.shell = shell
@@ -74,6 +77,8 @@ class NotebookSession:
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._closers: list[Callable[[], None]] = []
+        self.exit_watch = ExitWatch(shell, on_exit)
+        self.on_close(self.exit_watch.close)
 
     # -- client -------------------------------------------------------------------------------
 
@@ -90,6 +95,11 @@ class NotebookSession:
     def client(self) -> Any:
         """Shortcut for :meth:`get_client`."""
         return self.get_client()
+
+    def created(self, pod: Any, client: Any, on_exit: str | None = None) -> None:
+        """Remember that this kernel created ``pod`` through ``client`` (``on_exit``: what
+        to do with it when the kernel ends, instead of ``PodMagics.on_exit``)."""
+        self.exit_watch.track(pod, client.settings, on_exit)
 
     def reset_client(self) -> None:
         """Forget the client (the next call re-reads the configuration)."""

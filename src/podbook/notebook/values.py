@@ -11,6 +11,8 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
+from podbook.guard.settings import parse_duration
+
 
 def _value_type(fn: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
     """Wrap ``fn`` so that a bad value names what was expected."""
@@ -125,6 +127,7 @@ COMMA_LIST = _value_type(_comma_list, "a comma-separated list")
 CLOUD = _value_type(_cloud, "SECURE or COMMUNITY")
 POSITIVE_INT = _value_type(_positive_int, "a whole number >= 1")
 POSITIVE_SECONDS = _value_type(_positive_seconds, "a number of seconds > 0, e.g. 30")
+DURATION = _value_type(parse_duration, "a duration under a year such as 90s, 30m, 4h or 1h30m")
 VARIABLES = _value_type(
     lambda text: [_identifier(name) for name in _comma_list(text)],
     "a comma list of Python variable names, e.g. x,model",

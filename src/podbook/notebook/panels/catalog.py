@@ -20,7 +20,10 @@ from podbook.notebook.panels.data import to_wire
 
 
 class CatalogPanel(Panel):
-    """GPU types that passed the finder's filters, with create buttons per row."""
+    """GPU types that passed the finder's filters, with create buttons per row.
+
+    ``on_created(pod, client, on_exit)`` hears of each pod a button created (the session
+    remembers it for when the kernel ends)."""
 
     needs: ClassVar[frozenset[str]] = frozenset()
 
@@ -39,12 +42,14 @@ class CatalogPanel(Panel):
         client: Any = None,
         shell: Any = None,
         on_change: Callable[[], None] | None = None,
+        on_created: Callable[[Any, Any, str | None], None] | None = None,
     ) -> None:
         from podbook.notebook.gpufinder import filters_state, panel_row
 
         super().__init__(client=client, on_change=on_change)
         self._filters = filters
         self._shell = shell
+        self._on_created = on_created
         self.gpus = [panel_row(to_wire(g), filters) for g in gpus]
         self.filters = filters_state(filters)
         self.updated = now_iso()
@@ -108,7 +113,11 @@ class CatalogPanel(Panel):
             _, command = parsing.parse_line(
                 "pod", line.removeprefix("%pod "), build_pod_subcommands()
             )
-            pod = to_wire(self.client.pods.create(command.body))
+            client = self.client
+            created = client.pods.create(command.body, **command.guard)
+            if self._on_created is not None:
+                self._on_created(created, client, command.on_exit)
+            pod = to_wire(created)
             self.created = {
                 "id": pod.get("id"),
                 "status": pod.get("status"),
