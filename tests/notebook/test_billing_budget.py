@@ -88,13 +88,15 @@ def test_going_over_in_the_background_warns_exactly_once(ip: Any, guard: Any, cl
         client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
         budget = day_spend(client) + 0.0004  # about 2 s of an RTX 4090 at $0.69/h
         run = run_cell(ip, f"%billing --budget {budget:.6f}")
-        assert run.success and warnings_in(run.text) == [], run.text
+        assert run.success, run.text
+        # Normally the background check goes over; a machine slow enough to be over already
+        # when the cell checks warns there instead, and still only once.
         with capture_output() as seen:
-            wait_until(lambda: warnings_in(seen.stderr), timeout=60)
+            wait_until(lambda: warnings_in(run.stderr + seen.stderr), timeout=60)
             checks = guard.checks
             wait_until(lambda: guard.checks >= checks + 10)
-        lines = warnings_in(seen.stderr)
-        assert len(lines) == 1, seen.stderr
+        lines = warnings_in(run.stderr + seen.stderr)
+        assert len(lines) == 1, run.stderr + seen.stderr
         assert WARNING.match(lines[0]), lines[0]
     finally:
         client.pods.terminate(pod.id)

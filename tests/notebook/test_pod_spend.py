@@ -4,6 +4,7 @@ IPython shell against the session emulator."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -30,14 +31,16 @@ def billed(client: Any, pod_id: str) -> float:
 
 
 def running_pod(client: Any, name: str) -> Any:
+    """A RUNNING pod with some spend in its billing records."""
     pod = client.pods.create(name=name, image="runpod/pytorch", gpu=RTX4090)
-    return client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
+    pod = client.pods.wait_for(pod.id, "RUNNING", timeout=30, poll_interval=0.05)
+    wait_until(lambda: billed(client, pod.id) > 0)
+    return pod
 
 
 def stopped_pod(client: Any, name: str) -> Any:
     """A pod that ran and was stopped: its spend no longer moves."""
     pod = running_pod(client, name)
-    wait_until(lambda: billed(client, pod.id) > 0)
     client.pods.stop(pod.id)
     return client.pods.wait_for(pod.id, "EXITED", timeout=30, poll_interval=0.05)
 
@@ -67,12 +70,14 @@ def test_a_running_pods_spend_is_read_at_most_every_30_s(ip: Any, comms: Any, cl
     pod = running_pod(client, "nbtest-spend-running")
     panel = shown_panel(ip, pod.id)
     spend = wait_until(lambda: panel.spend)
+    first_read = time.monotonic()
     assert spend["per_hour"] == pytest.approx(pod.cost) and spend["per_hour"] > 0
     assert 0 < spend["total"] <= billed(client, pod.id)
     refresher = magics_of(ip).session.refresher
     ticks = refresher.ticks
     wait_until(lambda: refresher.ticks >= ticks + 10)  # 10 refreshes at 0.1 s
-    assert MIN_SECONDS >= 30 and FEED.reads(pod.id) == 1
+    elapsed = time.monotonic() - first_read  # about 1 s; a read more per 30 s a slow run took
+    assert MIN_SECONDS >= 30 and FEED.reads(pod.id) <= 1 + int(elapsed // MIN_SECONDS)
     client.pods.terminate(pod.id)
 
 
