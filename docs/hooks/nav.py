@@ -13,6 +13,7 @@ from typing import Any
 OPTIONAL_PAGES = {
     "queue-push.md": "Serverless and the queue",
     "cost-control-spend.md": "Notebooks and magics",  # until merged into cost-control.md
+    "cost-control-kernel-exit.md": "Notebooks and magics",  # until merged into cost-control.md
 }
 
 

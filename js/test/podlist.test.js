@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 describe("pod list panel", () => {
-  it("shows one row per pod with name, id, status, shape, cost and data center", () => {
+  it("shows one row per pod with name, id, status, shape, cost, guard and data center", () => {
     render([gpuPod(), cpuPod({ status: "EXITED", cost: 0 }), provisioningPod({ id: "pod_new" })]);
     expect(rows().map((r) => [r.dataset.podId, r.dataset.status])).toEqual([
       ["pod_abc123", "RUNNING"],
@@ -30,6 +30,7 @@ describe("pod list panel", () => {
       "RUNNING",
       "2 × NVIDIA GeForce RTX 4090",
       "$0.69/h",
+      "no guard",
       "US-TX-3",
     ]);
     expect(rows()[1].querySelector(".podbook-badge").dataset.status).toBe("EXITED");
@@ -43,6 +44,37 @@ describe("pod list panel", () => {
     expect(rows()[0].dataset.status).toBe("RUNNING");
     model.set("pods", [gpuPod(), cpuPod()]);
     expect(rows()).toHaveLength(2);
+  });
+
+  it("marks the pods without a guard and keeps the kernel's order (highest price first)", () => {
+    const guarded = gpuPod({ id: "pod_guarded", guardText: "idle stop 30m, then stop" });
+    render([guarded, cpuPod({ cost: 0.12, guardText: "" }), provisioningPod({ id: "pod_new" })]);
+    expect(rows().map((r) => [r.dataset.podId, r.dataset.guarded])).toEqual([
+      ["pod_guarded", "yes"],
+      ["pod_cpu001", "no"],
+      ["pod_new", "no"],
+    ]);
+    expect(rows()[0].querySelector(".podbook-podlist-guard").textContent).toBe("idle stop 30m, then stop");
+    expect(rows()[0].querySelector(".podbook-noguard")).toBeNull();
+    const mark = rows()[1].querySelector(".podbook-noguard");
+    expect(mark.textContent).toBe("no guard");
+    expect(mark.getAttribute("title")).toContain("bills until it is stopped");
+  });
+
+  it("shows the total per hour of what is running and how much of it has no guard", () => {
+    const { model } = render([gpuPod(), cpuPod({ cost: 0.12 })], {
+      summary: { running: 2, perHour: 0.81, unguarded: 2 },
+    });
+    const line = () => mounted.el.querySelector(".podbook-podlist-summary");
+    expect(line().textContent).toBe("2 running: $0.81/h · 2 without a guard");
+    expect(line().dataset.perHour).toBe("0.81");
+    expect(line().dataset.unguarded).toBe("2");
+    model.set("summary", { running: 1, perHour: 0.69, unguarded: 0 });
+    expect(line().textContent).toBe("1 running: $0.69/h");
+    model.set("summary", { running: 0, perHour: 0, unguarded: 0 });
+    expect(line().textContent).toBe("nothing running");
+    model.set("pods", []);
+    expect(line()).toBeNull();
   });
 
   it("tags cluster members", () => {

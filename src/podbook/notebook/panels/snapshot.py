@@ -11,6 +11,7 @@ from typing import Any
 
 from podbook.notebook.billing.podspend import spend_text
 from podbook.notebook.panels.data import cost_text, http_links, shape_text, ssh_commands
+from podbook.notebook.panels.podcosts import list_rows, list_summary, summary_text
 
 _STATUS_COLORS = {
     "RUNNING": "#1a7f37",
@@ -115,19 +116,23 @@ def _pod_row_cells(pod: dict[str, Any]) -> list[str]:
         shape_text(pod),
         str(pod.get("dataCenterId") or "-"),
         cost_text(pod),
+        pod.get("guardText") or "no guard",
     ]
 
 
-_LIST_HEADER = ["id", "name", "status", "shape", "data center", "cost"]
+_LIST_HEADER = ["id", "name", "status", "shape", "data center", "cost", "guard"]
 
 
 def pod_list_text(pods: list[dict[str, Any]], error: str = "") -> str:
-    """A plain table of pods."""
+    """A plain table of pods, highest price per hour first, with their guard and the total
+    of those running."""
+    pods = list_rows(pods)
     rows = [_LIST_HEADER] + [_pod_row_cells(p) for p in pods]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_LIST_HEADER))]
-    lines = [f"{len(pods)} pod(s)"]
+    lines = [f"{len(pods)} pod(s) · {summary_text(list_summary(pods))}"]
     lines += [
-        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
     ]
     if error:
         lines.append(f"  error: {error}")
@@ -135,16 +140,22 @@ def pod_list_text(pods: list[dict[str, Any]], error: str = "") -> str:
 
 
 def pod_list_html(pods: list[dict[str, Any]], error: str = "") -> str:
-    """A static HTML table of pods."""
+    """A static HTML table of pods, highest price per hour first, with their guard and the
+    total of those running."""
+    pods = list_rows(pods)
+    summary = list_summary(pods)
     head = "".join(f'<th style="{_CELL}">{escape(h)}</th>' for h in _LIST_HEADER)
     body = "".join(
-        f'<tr data-pod-id="{escape(str(p.get("id", "")))}" data-status="{escape(str(p.get("status", "")))}">'
+        f'<tr data-pod-id="{escape(str(p.get("id", "")))}" data-status="{escape(str(p.get("status", "")))}" '
+        f'data-guarded="{"yes" if p["guardText"] else "no"}">'
         + "".join(f'<td style="{_CELL}">{escape(c)}</td>' for c in _pod_row_cells(p))
         + "</tr>"
         for p in pods
     )
     return (
-        f'<div class="podbook-podlist" style="{BOX_STYLE}"><div><b>{len(pods)} pod(s)</b></div>'
+        f'<div class="podbook-podlist" style="{BOX_STYLE}"><div><b>{len(pods)} pod(s)</b> · '
+        f'<span class="podbook-podlist-summary" data-per-hour="{summary["perHour"]:.2f}" '
+        f'data-unguarded="{summary["unguarded"]}">{escape(summary_text(summary))}</span></div>'
         f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         f"{_error_html(error)}</div>"
     )
