@@ -173,3 +173,30 @@ def test_an_emulator_restarted_mid_countdown_keeps_the_deadline(
             client.pods.terminate(pod.id)
     finally:
         emu.stop()
+
+
+def test_an_image_without_curl_or_python3_says_so_in_one_line(
+    guard_client: Client, tmp_path: Any
+) -> None:
+    import shutil
+
+    from podbook.guard import read_status
+
+    bare = tmp_path / "bin"  # what a bare image has: a shell and its usual tools, no curl
+    bare.mkdir()
+    for tool in ("sh", "awk", "sed", "tr", "head", "tail", "date", "mkdir", "sleep", "cat",
+                 "rm", "mv", "grep", "printf", "tail"):  # fmt: skip
+        found = shutil.which(tool)
+        if found and not (bare / tool).exists():
+            (bare / tool).symlink_to(found)
+    pod = guarded_pod(guard_client, idle_stop="5s", env={"PATH": str(bare)})
+    running_since(guard_client, pod)
+    status = wait_guard(guard_client, pod.id, "unavailable")
+    assert status.text == (
+        "not running: this image has neither curl nor python3; install one of them, or stop "
+        "the pod yourself"
+    )
+    assert read_status(guard_client, pod.id).describe() == status.text
+    time.sleep(7)  # past the idle stop: nothing stops the pod, as the line says
+    assert status_of(guard_client, pod.id) == "RUNNING"
+    guard_client.pods.terminate(pod.id)

@@ -238,12 +238,12 @@ while :; do
         key="busy $busy $deadline"
         text="busy: $(busy_text "$busy")"
         [ "$deadline" -gt 0 ] && text="$text; max runtime reached in $(dur $((deadline - now)))"
-        state="state=busy busy=$busy deadline=$deadline"
+        state="state=busy busy=$busy deadline=$deadline next=${why:-none}"
     else
         key="idle $deadline"
         text="idle; $action in $(dur $((deadline - now)))"
         [ "$why" = max ] && text="$text (max runtime)"
-        state="state=idle since=$since deadline=$deadline"
+        state="state=idle since=$since deadline=$deadline next=$why"
     fi
     [ -n "$extended" ] && text="extended: $text" && reported=""
     if [ "$key" != "$reported" ] && { [ -n "$busy" ] || [ "$idle_ticks" -ge 2 ] || [ -n "$extended" ]; }; then

@@ -20,6 +20,7 @@ __all__ = [
     "GUARD_ARGS",
     "GuardSettings",
     "arm",
+    "fold",
     "format_duration",
     "original_args",
     "parse_duration",
@@ -184,9 +185,57 @@ def settings_of(pod: Any) -> GuardSettings | None:
     return GuardSettings(idle, limit, action, util)
 
 
+_GUARD_ENV = (
+    "PODBOOK_GUARD",
+    "PODBOOK_ARGS",
+    "PODBOOK_IDLE_STOP",
+    "PODBOOK_MAX_RUNTIME",
+    "PODBOOK_IDLE_ACTION",
+    "PODBOOK_GPU_IDLE_UTIL",
+)
+
+
+def fold(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod dict (wire form) as people read it: its own ``args``, ``env`` without the guard's
+    variables, and ``guardSettings`` (the settings as a dict, or None when unguarded)."""
+    settings = settings_of(pod)
+    folded = dict(pod)
+    folded["guardSettings"] = None
+    if settings is None:
+        return folded
+    folded["args"] = original_args(pod)
+    folded["env"] = {k: v for k, v in (pod.get("env") or {}).items() if k not in _GUARD_ENV}
+    folded["guardSettings"] = {
+        "idle_stop": settings.idle_stop,
+        "max_runtime": settings.max_runtime,
+        "idle_action": settings.idle_action,
+        "summary": settings.describe(),
+    }
+    return folded
+
+
 def original_args(pod: Any) -> str:
     """The pod's own start command: what the guard's launcher runs, else its ``args``."""
     args = pod.get("args") if isinstance(pod, Mapping) else getattr(pod, "args", "")
     if args == GUARD_ARGS:
         return str(_env_of(pod).get("PODBOOK_ARGS") or "")
     return str(args or "")
+
+
+_BARE_IMAGES = frozenset({"ubuntu", "debian", "alpine", "busybox", "centos", "rockylinux"})
+
+
+def image_warning(image: str | None) -> str | None:
+    """One line when ``image`` is a bare base image known to have neither ``curl`` nor
+    ``python3``, which the guard needs; None otherwise (the guard itself reports an image
+    that lacks both, in the pod's log, once it runs)."""
+    if not image:
+        return None
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    if name not in _BARE_IMAGES:
+        return None
+    return (
+        f"note: image {image!r} usually has neither curl nor python3, which the pod guard "
+        "needs; without one of them the pod has no idle stop or time limit (use an image "
+        "that has curl or python3, or install one in your start command)"
+    )

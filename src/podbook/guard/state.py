@@ -52,6 +52,8 @@ class GuardStatus:
     """What keeps the pod busy: ``ssh``, ``kernel``, ``gpu``."""
     reason: str | None = None
     """Why it fired (``idle`` or ``max``) or why it is unavailable."""
+    next: str | None = None
+    """What the deadline is: ``idle`` (the idle stop) or ``max`` (the time limit)."""
     started: float | None = None
     hold: float | None = None
     """Extended until (epoch seconds), when Extend was used."""
@@ -66,7 +68,7 @@ class GuardStatus:
         action = self.settings.idle_action if self.settings else "stop"
         if self.state == "idle" and self.deadline is not None:
             left = max(0.0, self.deadline - now)
-            what = "time limit" if self.reason == "max" else f"idle {action}"
+            what = "time limit" if self.next == "max" else f"idle {action}"
             return f"{what} in {_rounded(left)}"
         if self.state == "busy":
             line = "busy: " + ", ".join(_BUSY.get(b, b) for b in self.busy)
@@ -77,6 +79,10 @@ class GuardStatus:
             return "guard off: Keep running chosen"
         if self.state == "armed" and self.settings is not None:
             return f"guard armed: {self.settings.describe()}"
+        if self.state == "fired":
+            return fired_line(self)
+        if self.state == "unknown" and self.settings is not None:
+            return f"guard: {self.settings.describe()} (no report yet)"
         return self.text or "no report from the guard yet"
 
     def to_dict(self) -> dict[str, Any]:
@@ -131,6 +137,7 @@ def parse_line(line: str, *, ts: str | None = None) -> GuardStatus | None:
         since=_number(fields, "since"),
         busy=tuple(b for b in busy.split(",") if b),
         reason=fields.get("reason"),
+        next=fields.get("next") if fields.get("next") in ("idle", "max") else None,
         started=_number(fields, "started"),
         hold=_number(fields, "hold"),
         ts=ts,

@@ -1,10 +1,13 @@
 // podbook pod panel: the anywidget view of one pod (PodPanel, see docs/architecture.md).
 //
 // Dumb by design: every value comes from the traits `pod`, `error`, `busy`, `connection`,
-// `updated`, `tab`, `remote`, `spend` (the billing records' spend) and `guard` (its deadline); the view sends `{type: "action", action}`, and `{type: "logs", follow,
-// have}` when its Logs tab opens or closes (the kernel then streams `{type: "log-lines",
-// lines}` and, at the end, `{type: "log-end", error?}`). The only timers are the copy
-// feedback and the one-second uptime tick while the pod is RUNNING.
+// `updated`, `tab`, `remote`, `spend` (the billing records' spend) and `guard` (the pod
+// guard's last report: state, deadline, busy, summary); the view sends `{type: "action",
+// action}`, `{type: "guard", op: "extend" | "keep"}` (its Extend / Keep running buttons), and
+// `{type: "logs", follow, have}` when its Logs tab opens or closes (the kernel then streams
+// `{type: "log-lines", lines}` and, at the end, `{type: "log-end", error?}`). The only
+// timers are the copy feedback and the one-second tick (uptime and the guard's countdown)
+// while the pod is RUNNING.
 //
 // HTTP port links: the real service serves a pod's HTTP port `P` at
 // `https://{podId}-{P}.proxy.runpod.net`. When `pod.runtime.ports` maps `P` to a loopback
@@ -112,6 +115,71 @@ export function spendLine(spend, guard, status, nowMs = Date.now()) {
   }
   const items = parts.flatMap((part, i) => (i ? [" · ", part] : [part]));
   return h("div", { class: "podbook-spend", "data-field": "spend" }, items);
+}
+
+const BUSY_TEXT = { ssh: "SSH session open", kernel: "a Jupyter kernel is running code", gpu: "GPU in use" };
+
+/** `45 s`, `12 min`, `3 h 10 min`: a countdown as the panel shows it (the kernel's rounding). */
+export function roundedLeft(seconds) {
+  if (seconds < 90) return `${Math.max(0, Math.round(seconds))} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return rest ? `${hours} h ${rest} min` : `${hours} h`;
+}
+
+/**
+ * The guard's line: `idle stop in 12 min`, `busy: SSH session open`, `stopped after 30m idle`,
+ * counted down from `guard.deadline` (epoch seconds) at `nowMs`. The kernel's `summary` for
+ * every other state. Null for a pod without a guard.
+ */
+export function guardText(guard, status, nowMs = Date.now()) {
+  if (!guard || !guard.state) return null;
+  const settings = guard.settings || {};
+  const action = settings.idle_action || "stop";
+  const left = typeof guard.deadline === "number" ? guard.deadline - nowMs / 1000 : null;
+  if (status === "RUNNING" && guard.state === "idle" && left !== null) {
+    return `${guard.next === "max" ? "time limit" : `idle ${action}`} in ${roundedLeft(left)}`;
+  }
+  if (status === "RUNNING" && guard.state === "busy") {
+    const what = (guard.busy || []).map((b) => BUSY_TEXT[b] || b).join(", ");
+    return `busy: ${what}${left !== null ? `; time limit in ${roundedLeft(left)}` : ""}`;
+  }
+  return guard.summary || "";
+}
+
+/** The guard section: its line (with a live countdown) and, while it runs, Extend / Keep running. */
+function guardSection(model, pod) {
+  const guard = model.get("guard");
+  const text = guardText(guard, pod.status);
+  if (text === null) return null;
+  const busy = model.get("busy") || "";
+  const live = pod.status === "RUNNING" && ["idle", "busy", "armed", "unknown"].includes(guard.state);
+  const button = (op, label, busyLabel, title) =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: "podbook-guard-button",
+        "data-guard-op": op,
+        title,
+        disabled: Boolean(busy),
+        onclick: () => {
+          if (!model.get("busy")) model.send({ type: "guard", op });
+        },
+      },
+      busy === busyLabel ? h("span", { class: "podbook-spinner", "aria-hidden": "true" }) : null,
+      label,
+    );
+  return h(
+    "div",
+    { class: "podbook-guard", "data-field": "guard", "data-state": guard.state },
+    h("span", { class: "podbook-guard-label", text: "guard" }),
+    h("span", { class: "podbook-guard-text", "data-guard": "summary", text }),
+    live ? button("extend", "Extend 30 min", "extend", "push the guard's deadline back by 30 minutes") : null,
+    live ? button("keep", "Keep running", "keep running", "turn the guard off until the pod stops") : null,
+  );
 }
 
 function facts(pod, uptimeText) {
@@ -442,6 +510,7 @@ function render({ model, el }) {
       [
         header(pod),
         spend(pod),
+        guardSection(model, pod),
         ...notices(model),
         tabBar(state.tab, selectTab),
         facts(pod, uptimeText()),
@@ -482,10 +551,13 @@ function render({ model, el }) {
     const seconds = pod.runtime && pod.runtime.uptime;
     uptime = { base: typeof seconds === "number" ? seconds : null, receivedAt: Date.now() };
     stopTicker();
-    if (pod.status === "RUNNING" && uptime.base !== null) {
+    if (pod.status === "RUNNING") {
       ticker = setInterval(() => {
         const node = root.querySelector(".podbook-uptime");
-        if (node) node.textContent = uptimeText();
+        if (node && uptime.base !== null) node.textContent = uptimeText();
+        const countdown = root.querySelector('[data-guard="summary"]');
+        const text = guardText(model.get("guard"), (model.get("pod") || {}).status);
+        if (countdown && text !== null && countdown.textContent !== text) countdown.textContent = text;
       }, 1000);
     }
     rerender();

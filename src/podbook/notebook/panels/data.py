@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podbook.guard.settings import fold
 from podbook.notebook.panels.masking import mask_pod
 from podbook.remote.podurl import pod_http_url
 
@@ -31,8 +32,9 @@ def records(result: Any, key: str) -> list[Any]:
 
 
 def pod_state(obj: Any) -> dict[str, Any]:
-    """A pod as a masked wire dict, ready for a trait or a snapshot."""
-    return mask_pod(to_wire(obj))
+    """A pod as a masked wire dict, ready for a trait or a snapshot: the guard's launcher and
+    variables folded into ``guardSettings`` (see :func:`podbook.guard.settings.fold`)."""
+    return mask_pod(fold(to_wire(obj)))
 
 
 def terminated(pod: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import traitlets
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
 from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
+from podbook.notebook.panels.guardwatch import PanelGuard
 from podbook.notebook.panels.podlogs import LogFollower
 from podbook.notebook.panels.snapshot import pod_html, pod_text
 from podbook.notebook.panels.spendfeed import FEED
@@ -33,6 +34,9 @@ class PodPanel(Panel):
     remote = traitlets.Dict().tag(sync=True)
     """What the notebook does on the pod: ``kernel`` (its state), ``attached``, ``transfer``
     (the last one: ``title``, ``state``, ``summary``); see ``notebook/remote/kernels.py``."""
+    guard = traitlets.Dict().tag(sync=True)
+    """The pod guard's last report (:meth:`podbook.guard.GuardStatus.to_dict`: ``state``,
+    ``deadline``, ``busy``, ``summary``...); empty for an unguarded pod (``guardwatch``)."""
     spend = traitlets.Dict().tag(sync=True)
     """The pod's spend from the billing records: ``total`` and ``per_hour`` (USD), ``as_of``
     (ISO time the records reach), ``lagging``; read at most every 30 s (``spendfeed``)."""
@@ -44,6 +48,7 @@ class PodPanel(Panel):
         self.pod = pod_state(pod)
         self._touched_locally()
         self.logs = LogFollower(self.pod_id, lambda: self.client, self.send)
+        self.guard_feed = PanelGuard(self)
         self.on_msg(self._on_view_message)
 
     @property
@@ -68,6 +73,7 @@ class PodPanel(Panel):
             self.pod = snapshot.pods[self.pod_id]
         elif self.pod_id in snapshot.gone_pods:
             self.pod = terminated(self.pod)
+        self.guard_feed.follow(self.pod)
         FEED.request(self.client, self.pod, self._take_spend)
 
     def _take_spend(self, spend: dict[str, Any]) -> None:
@@ -81,6 +87,8 @@ class PodPanel(Panel):
             self.request_action(str(content.get("action", "")))
         elif isinstance(content, dict) and content.get("type") == "logs":
             self.logs.handle(content)
+        elif isinstance(content, dict) and content.get("type") == "guard":
+            self.guard_feed.handle(content)
 
     def open_logs(self, *, tail: int | None = None, source: str | None = None) -> None:
         """Show the Logs tab first (``%pod logs ID --follow``): the view follows on render."""
@@ -90,8 +98,9 @@ class PodPanel(Panel):
         self.tab = "logs"
 
     def close(self) -> None:
-        """Stop following the log, then close the widget."""
+        """Stop following the log and the guard, then close the widget."""
         self.logs.stop()
+        self.guard_feed.watch.stop()
         super().close()
 
     def request_action(self, action: str) -> None:
@@ -144,7 +153,7 @@ class PodPanel(Panel):
     # -- static forms -----------------------------------------------------------------------
 
     def snapshot_text(self) -> str:
-        return pod_text(self.pod, self.error, self.spend)
+        return pod_text(self.pod, self.error, self.spend, self.guard)
 
     def snapshot_html(self) -> str:
-        return pod_html(self.pod, self.error, self.spend)
+        return pod_html(self.pod, self.error, self.spend, self.guard)

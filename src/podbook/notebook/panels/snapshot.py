@@ -47,8 +47,21 @@ def _error_html(error: str) -> str:
     return f'<div class="podbook-error" style="color:#cf222e;white-space:pre-wrap">{escape(error)}</div>'
 
 
-def pod_text(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None = None) -> str:
-    """A few readable lines describing one pod (``spend``: the panel's ``spend`` trait)."""
+def guard_text(pod: dict[str, Any], guard: dict[str, Any] | None) -> str | None:
+    """The guard line of a pod: its last report's summary, else its settings; None unguarded."""
+    if guard and guard.get("summary"):
+        return str(guard["summary"])
+    settings = pod.get("guardSettings")
+    return f"{settings['summary']}" if settings else None
+
+
+def pod_text(
+    pod: dict[str, Any],
+    error: str = "",
+    spend: dict[str, Any] | None = None,
+    guard: dict[str, Any] | None = None,
+) -> str:
+    """A few readable lines describing one pod (``spend``, ``guard``: the panel's traits)."""
     lines = [
         f"Pod {pod.get('name', '?')} ({pod.get('id', '?')}) — {pod.get('status', '?')}",
         f"  {shape_text(pod)} · {pod.get('image') or '-'} · {pod.get('dataCenterId') or 'unplaced'}"
@@ -56,6 +69,8 @@ def pod_text(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None 
     ]
     if spent := spend_text(spend):
         lines.append(f"  spend: {spent}")
+    if guarded := guard_text(pod, guard):
+        lines.append(f"  guard: {guarded}")
     lines += [f"  ssh ({kind}): {command}" for kind, command in ssh_commands(pod).items()]
     if unavailable := (pod.get("ssh") or {}).get("unavailable"):
         lines.append(f"  ssh: {unavailable}")
@@ -70,8 +85,13 @@ def pod_text(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None 
     return "\n".join(lines)
 
 
-def pod_html(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None = None) -> str:
-    """A static HTML card for one pod (``spend``: the panel's ``spend`` trait)."""
+def pod_html(
+    pod: dict[str, Any],
+    error: str = "",
+    spend: dict[str, Any] | None = None,
+    guard: dict[str, Any] | None = None,
+) -> str:
+    """A static HTML card for one pod (``spend``, ``guard``: the panel's traits)."""
     status = str(pod.get("status", "?"))
     ssh = "".join(
         f'<div data-ssh="{kind}">{kind}: <code>{escape(command)}</code></div>'
@@ -93,6 +113,8 @@ def pod_html(pod: dict[str, Any], error: str = "", spend: dict[str, Any] | None 
     ]
     if spent := spend_text(spend):
         pairs.append(("spend", f'<span data-field="spend">{escape(spent)}</span>'))
+    if guarded := guard_text(pod, guard):
+        pairs.append(("guard", f'<span data-field="guard">{escape(guarded)}</span>'))
     if ssh:
         pairs.append(("ssh", ssh))
     if ports:
