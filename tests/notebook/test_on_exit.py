@@ -8,6 +8,7 @@ A kernel that a Jupyter server starts carries ``JPY_SESSION_NAME`` (jupyter_serv
 
 from __future__ import annotations
 
+import queue
 import re
 import signal
 import time
@@ -18,10 +19,16 @@ from typing import Any
 
 import pytest
 from jupyter_client import KernelManager
-from nbhelpers import wait_until
+from nbhelpers import assert_one_line_error, magics_of, run_cell
 from test_notebooks import kernel_env as notebook_kernel_env
 
+from podbook import Client
+from podbook.emulator.podruntime.ports import free_ports
 from podbook.errors import NotFound
+from podbook.guard import GuardSettings, settings_of
+from podbook.notebook.kernel_exit.ledger import Ledger
+from podbook.notebook.kernel_exit.report import report
+from podbook.notebook.kernel_exit.settle import settle
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
 EXTRA_ENV = ("PODBOOK_ON_EXIT", "JPY_SESSION_NAME", "PYTEST_CURRENT_TEST")
@@ -76,6 +83,20 @@ class Kernel:
             'print("id=" + _pod.id)'
         )
         return re.findall(r"id=(\S+)", text)[-1]
+
+    def output_until_gone(self, timeout: float = 10) -> str:
+        """The stdout the kernel sends until its process is gone."""
+        texts = []
+        deadline = time.monotonic() + timeout
+        while self.km.is_alive() or self.kc.iopub_channel.msg_ready():
+            assert time.monotonic() < deadline, "the kernel did not end"
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.2)
+            except queue.Empty:
+                continue
+            if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+                texts.append(msg["content"]["text"])
+        return "".join(texts)
 
     def shut_down(self) -> float:
         """Shut the kernel down as Jupyter does (a shutdown request); seconds it took."""
@@ -228,10 +249,11 @@ def test_a_restart_and_exit_in_a_cell_end_the_kernel_the_same_way(
     before_exit = kernel.create()
     running(client, before_exit)
     kernel.kc.execute("exit")
-    wait_until(lambda: not kernel.km.is_alive(), timeout=10)
+    shown = kernel.output_until_gone()
     assert status(client, before_exit) == "EXITED"
     lines = kernel.podbook_lines()
     assert [before_restart in lines[0], before_exit in lines[1]] == [True, True], lines
+    assert f"{lines[1]}\n" in shown, "the notebook, still connected, sees the line too"
 
 
 def test_a_service_that_does_not_answer_costs_the_kernel_a_bounded_wait(
@@ -259,10 +281,6 @@ def test_a_service_that_does_not_answer_costs_the_kernel_a_bounded_wait(
 
 
 def test_create_flags_arm_the_guard_and_set_the_pods_on_exit(ip: Any, client: Any) -> None:
-    from nbhelpers import magics_of, run_cell
-
-    from podbook.guard import GuardSettings, settings_of
-
     run = run_cell(
         ip,
         f'nbtest_pod = %pod create --gpu "{RTX4090}" --image x --idle-stop 1h30m '
@@ -292,8 +310,6 @@ def test_create_flags_arm_the_guard_and_set_the_pods_on_exit(ip: Any, client: An
     ],
 )
 def test_bad_cost_flags_are_one_line(ip: Any, flags: str, needles: list[str]) -> None:
-    from nbhelpers import assert_one_line_error, magics_of, run_cell
-
     run = run_cell(ip, f'%pod create --gpu "{RTX4090}" --image x {flags}')
     assert_one_line_error(run, *needles)
     assert len(magics_of(ip).session.exit_watch.ledger) == 0
@@ -302,8 +318,6 @@ def test_bad_cost_flags_are_one_line(ip: Any, flags: str, needles: list[str]) ->
 def test_a_bad_podbook_on_exit_is_one_line_when_podbook_loads(
     ip: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nbhelpers import magics_of, run_cell
-
     monkeypatch.setenv("PODBOOK_ON_EXIT", "later")
     run = run_cell(ip, "%reload_ext podbook")
     assert run.success, run.text
@@ -317,12 +331,7 @@ def test_a_bad_podbook_on_exit_is_one_line_when_podbook_loads(
     assert magics_of(ip).on_exit == "terminate"
 
 
-def test_an_unreachable_service_at_exit_is_one_line_per_error(client: Any) -> None:
-    from podbook import Client
-    from podbook.emulator.podruntime.ports import free_ports
-    from podbook.notebook.kernel_exit.ledger import Ledger
-    from podbook.notebook.kernel_exit.report import report
-    from podbook.notebook.kernel_exit.settle import settle
+def test_an_unreachable_service_at_exit_is_one_line_per_error() -> None:
 
     closed = f"http://127.0.0.1:{free_ports('127.0.0.1', 1)[0]}"
     nowhere = Client(api_key="pbk_a_" + "1" * 32, url=closed)
