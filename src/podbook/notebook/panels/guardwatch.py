@@ -10,49 +10,23 @@ pod was terminated).
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from podbook.guard.state import READ_TAIL, parse_line
+from podbook.notebook.panels.podlogs import StreamReader
 
 Take = Callable[[dict[str, Any]], None]
 
 
-class GuardWatch:
+class GuardWatch(StreamReader):
     """Follows one pod's guard reports for one panel (see the module docstring)."""
 
+    thread_name = "podbook-guard"
+
     def __init__(self, pod_id: str, client: Callable[[], Any], take: Take) -> None:
-        self.pod_id = pod_id
-        self._client = client
+        super().__init__(pod_id, client)
         self._take = take
-        self._stop = threading.Event()
-        self._stream: Any = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        """Whether the reader thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> None:
-        """Start following (a no-op while it runs)."""
-        if self.running:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._read, name=f"podbook-guard-{self.pod_id}", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop following (the thread ends at its next line or keep-alive)."""
-        self._stop.set()
-        stream = self._stream
-        if stream is not None:
-            with contextlib.suppress(Exception):  # best effort from another thread
-                stream.close()
 
     def _read(self) -> None:
         try:

@@ -33,28 +33,62 @@ def line_payload(line: Any) -> dict[str, Any]:
     return {"seq": line.seq, "ts": line.ts, "source": line.source, "line": line.line}
 
 
-class LogFollower:
-    """Follows one pod's log for the views of one panel (see the module docstring)."""
+class StreamReader:
+    """A daemon thread reading one pod's log stream: :meth:`start`, :meth:`stop` (which
+    closes the stream, so the thread ends at its next line or keep-alive) and ``running``.
+    Subclasses read in :meth:`_read` and keep the open stream in ``_stream``."""
 
-    def __init__(self, pod_id: str, client: Callable[[], Any], send: Send) -> None:
+    thread_name = "podbook-log"
+
+    def __init__(self, pod_id: str, client: Callable[[], Any]) -> None:
         self.pod_id = pod_id
         self._client = client
-        self._send = send
-        self._lock = threading.Lock()
-        self.lines: deque[dict[str, Any]] = deque(maxlen=KEEP_LINES)
-        self._pending: list[dict[str, Any]] = []
-        self._followers = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._stream: Any = None
-        self.ended: dict[str, Any] | None = None
-        self.source: str | None = None
-        self.backfill = BACKFILL
 
     @property
     def running(self) -> bool:
         """Whether the reader thread is alive."""
         return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start reading (a no-op while the reader runs)."""
+        if self.running:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._read, name=f"{self.thread_name}-{self.pod_id}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop reading (the thread ends at its next line or keep-alive)."""
+        self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            with contextlib.suppress(Exception):  # best effort from another thread
+                stream.close()
+
+    def _read(self) -> None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+
+class LogFollower(StreamReader):
+    """Follows one pod's log for the views of one panel (see the module docstring)."""
+
+    thread_name = "podbook-logs"
+
+    def __init__(self, pod_id: str, client: Callable[[], Any], send: Send) -> None:
+        super().__init__(pod_id, client)
+        self._send = send
+        self._lock = threading.Lock()
+        self.lines: deque[dict[str, Any]] = deque(maxlen=KEEP_LINES)
+        self._pending: list[dict[str, Any]] = []
+        self._followers = 0
+        self.ended: dict[str, Any] | None = None
+        self.source: str | None = None
+        self.backfill = BACKFILL
 
     def handle(self, content: dict[str, Any]) -> None:
         """A ``logs`` message from a view."""
@@ -78,24 +112,12 @@ class LogFollower:
             self._send(ended)
 
     def start(self) -> None:
-        """Start reading (a no-op while the reader runs)."""
+        """Start reading and flushing to the views (a no-op while the reader runs)."""
         if self.running:
             return
-        self._stop.clear()
         self.ended = None
-        self._thread = threading.Thread(
-            target=self._read, name=f"podbook-logs-{self.pod_id}", daemon=True
-        )
-        self._thread.start()
+        super().start()
         threading.Thread(target=self._flush_loop, name="podbook-logs-flush", daemon=True).start()
-
-    def stop(self) -> None:
-        """Stop reading (the thread ends at its next line or keep-alive)."""
-        self._stop.set()
-        stream = self._stream
-        if stream is not None:
-            with contextlib.suppress(Exception):  # best effort from another thread
-                stream.close()
 
     def _read(self) -> None:
         from podbook.errors import PodbookError
