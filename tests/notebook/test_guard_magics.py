@@ -4,6 +4,7 @@ running, and the guard outlives the kernel that created its pod (``kill -9``).""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -125,3 +126,33 @@ class _Collect:
     def __call__(self, msg: dict[str, Any]) -> None:
         if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
             self.text += msg["content"]["text"]
+
+
+def test_create_warns_of_a_bare_image_and_show_prints_the_guard(
+    gip: InteractiveShell, client: Any
+) -> None:
+    made = run_cell(
+        gip,
+        'gd_pod = %pod create --gpu "NVIDIA GeForce RTX 4090" --image ubuntu:22.04 '
+        "--args 'exec sleep 600' --idle-stop 30m --name guard-show",
+    )
+    assert made.success, made.text
+    assert made.stdout.startswith("note: image 'ubuntu:22.04' usually has neither curl nor")
+    pod = gip.user_ns.pop("gd_pod")
+    try:
+        assert pod.args == __import__("podbook.guard").guard.GUARD_ARGS
+        wait_guard(client, pod.id, "idle")
+        shown = run_cell(gip, f"%pod show {pod.id}")
+        assert shown.success, shown.text
+        bundle = shown.outputs[0].data
+        assert re.search(r"guard: idle stop in (29|30) min", bundle["text/plain"]), bundle
+        assert 'data-field="guard"' in bundle["text/html"]
+        for text in bundle.values():
+            assert "PODBOOK_GUARD" not in text and "rpa_pod_" not in text
+    finally:
+        client.pods.terminate(pod.id)
+    plain = run_cell(
+        gip, '%pod create --gpu "NVIDIA GeForce RTX 4090" --image ubuntu:22.04 -o gd_plain'
+    )
+    assert plain.success and "note:" not in plain.stdout  # no guard, nothing to say
+    client.pods.terminate(gip.user_ns.pop("gd_plain").id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from podbook.guard.settings import image_warning
 from podbook.notebook.commands import (
     CatalogCommand,
     ClusterCommand,
@@ -28,6 +29,8 @@ def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
     :func:`~podbook.notebook.remote.handlers.ssh_key_for_create`)."""
     ssh_key_for_create(session, command.body)
     client = session.client
+    if command.guard and (note := image_warning(command.body.get("image"))):
+        print(note)
     pod = client.pods.create(command.body, **command.guard)
     session.created(pod, client, command.on_exit)
     return session.show(pod, session.pod_panel, session.pod_static)

@@ -190,14 +190,19 @@ class NotebookSession:
         )
 
     def pod_static(self, pod: Any) -> StaticView:
-        """The static form of a pod (no widget), with its spend from the billing records."""
+        """The static form of a pod (no widget), with its spend from the billing records and
+        its guard's last report."""
         from podbook.notebook.billing.podspend import static_spend
         from podbook.notebook.panels.data import pod_state
+        from podbook.notebook.panels.guardwatch import static_guard
         from podbook.notebook.panels.snapshot import pod_html, pod_text
 
         state = pod_state(pod)
         spend = static_spend(self.client, state)
-        return StaticView(pod_text(state, spend=spend), pod_html(state, spend=spend))
+        guard = static_guard(self.client, state)
+        return StaticView(
+            pod_text(state, spend=spend, guard=guard), pod_html(state, spend=spend, guard=guard)
+        )
 
     @staticmethod
     def pod_list_static(pods: PodList) -> StaticView:

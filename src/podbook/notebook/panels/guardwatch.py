@@ -117,3 +117,21 @@ class PanelGuard:
         finally:
             panel.busy = ""
             panel._changed()
+
+
+def static_guard(client: Any, pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The guard's last report of a pod (a ``pod_state`` dict), read once for a static form;
+    None when the pod has no guard, is gone, or the log cannot be read."""
+    from podbook.errors import PodbookError
+    from podbook.guard.state import GuardStatus, latest
+
+    if not pod.get("guardSettings") or pod.get("status") == "TERMINATED":
+        return None
+    try:
+        lines = client.pods.logs(pod["id"], source="container", tail=READ_TAIL, idle=0.3)
+        status = latest(lines)
+    except PodbookError:
+        return None
+    if status is None:
+        return None
+    return GuardStatus.to_dict(status)
