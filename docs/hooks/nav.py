@@ -12,8 +12,6 @@ from typing import Any
 # page -> the nav section it belongs to
 OPTIONAL_PAGES = {
     "queue-push.md": "Serverless and the queue",
-    "cost-control-spend.md": "Notebooks and magics",  # until merged into cost-control.md
-    "cost-control-kernel-exit.md": "Notebooks and magics",  # until merged into cost-control.md
 }
 
 
