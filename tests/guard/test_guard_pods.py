@@ -8,6 +8,7 @@ and, exactly, from the guard's own reports on the pod's log (its deadline and st
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -30,6 +31,15 @@ from podbook.guard.settings import GUARD_ARGS
 pytestmark = pytest.mark.timeout(180)
 
 
+async def async_guard(client: Client, pod_id: str) -> Any:
+    """The guard's report read with the async client."""
+    from podbook import AsyncClient
+
+    settings = client.settings
+    async with AsyncClient(settings=settings) as aclient:
+        return await aclient.pods.guard(pod_id)
+
+
 def running_since(client: Client, pod: Any) -> float:
     """Wait until the pod is RUNNING; the monotonic time it was first seen so."""
     return wait_status(client, pod.id, "RUNNING", timeout=30)
@@ -43,6 +53,9 @@ def test_idle_stop_stops_a_pod_with_nothing_open_within_5_to_10_s(guard_client: 
     assert 5 - 0.5 <= t_exited - t_running <= 10
     reports = guard_lines(guard_client, pod.id)
     fired = reports[-1]
+    assert guard_client.pods.guard(pod.id) == fired
+    assert asyncio.run(async_guard(guard_client, pod.id)) == fired
+    assert fired.describe() == "stopped after 5s idle"
     assert fired.state == "fired" and fired.reason == "idle"
     assert fired.text == "stopped after 5s idle"
     assert fired.deadline - fired.started == 5  # idle from its start: nothing was open

@@ -161,14 +161,20 @@ def read_status(client: Client, pod: Any, *, idle: float = 0.5) -> GuardStatus |
     """The guard status of ``pod`` (a ``Pod`` or an id) from its log; None when the pod has no
     guard. ``unknown`` when the guard has not reported yet."""
     record = client.pods.get(pod) if isinstance(pod, str) else pod
+    lines: Iterable[Any] = ()
+    if settings_of(record) is not None:
+        lines = client.pods.logs(record.id, source="container", tail=READ_TAIL, idle=idle)
+    return status_from(record, lines)
+
+
+def status_from(record: Any, lines: Iterable[Any]) -> GuardStatus | None:
+    """The guard status of a pod record from its log lines: None without a guard, ``unknown``
+    before the guard's first report."""
     settings = settings_of(record)
     if settings is None:
         return None
-    lines = client.pods.logs(record.id, source="container", tail=READ_TAIL, idle=idle)
     status = latest(lines)
-    if status is None:
-        return GuardStatus(state="unknown", settings=settings)
-    return status
+    return status if status is not None else GuardStatus(state="unknown", settings=settings)
 
 
 def summary_of(status: GuardStatus | None, now: float | None = None) -> str:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from podbook.api.pods import CreatePodRequest, Pod, UpdatePodRequest
     from podbook.client.resources.podlogs import AsyncLogStream, LogStream
     from podbook.guard.settings import GuardSettings
+    from podbook.guard.state import GuardStatus
 
 __all__ = ["AsyncPods", "PodWatch", "Pods", "pod_calls"]
 
@@ -308,6 +309,14 @@ class Pods(SyncResource):
         """Delete a pod for good."""
         self._request(pod_calls.terminate(pod))
 
+    def guard(self, pod: Pod | str) -> GuardStatus | None:
+        """The pod guard's last report (``state``, ``deadline``, ``busy``, ``describe()``: "idle
+        stop in 12 min"), read from the pod's log; None for a pod without a guard. Extend it
+        with :func:`podbook.guard.extend` (over SSH)."""
+        from podbook.guard.state import read_status
+
+        return read_status(self._client, pod)
+
     def logs(
         self,
         pod: Pod | str,
@@ -407,6 +416,17 @@ class AsyncPods(AsyncResource):
     async def terminate(self, pod: Pod | str) -> None:
         """Delete a pod for good."""
         return await self._request(pod_calls.terminate(pod))
+
+    async def guard(self, pod: Pod | str) -> GuardStatus | None:
+        """The pod guard's last report, or None without a guard; see :meth:`Pods.guard`."""
+        from podbook.guard.state import READ_TAIL, status_from
+
+        record = await self.get(pod) if isinstance(pod, str) else pod
+        lines = []
+        if record.env and "PODBOOK_GUARD" in record.env:
+            stream = self.logs(record.id, source="container", tail=READ_TAIL, idle=0.5)
+            lines = [line async for line in stream]
+        return status_from(record, lines)
 
     def logs(
         self,
