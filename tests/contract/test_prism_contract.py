@@ -377,6 +377,7 @@ VARIANTS: dict[str, Callable[[Client, dict[str, Any]], Any]] = {
         c.pods.logs("pod-stand-in", source="container", since=NOW - timedelta(hours=1))
     ),
     "pods.logs(follow)": lambda c, ctx: list(c.pods.logs("pod-stand-in", follow=True)),
+    "pods.guard": lambda c, ctx: c.pods.guard("pod-stand-in"),
     "catalog.gpus(filters)": lambda c, ctx: c.catalog.gpus(
         count=1, cloud="SECURE", country_codes=["US"], min_cuda_version="12.4"
     ),
