@@ -175,7 +175,13 @@ def test_delete_cancels_queued_and_running_jobs(emu: Any, client: Client) -> Non
     stops: list[httpx.Response] = []
     try:
         assert worker.take().json()["id"] == running.id
-        waiter = threading.Thread(target=lambda: stops.append(worker.stops()))
+        # a job-stop request is a long poll of --worker-poll-seconds: asked again until the
+        # stop arrives (a loaded run saw the first poll end empty before the delete)
+        waiter = threading.Thread(
+            target=lambda: stops.append(
+                _wait_for(lambda: (r := worker.stops()).status_code != 204 and r, timeout=30)
+            )
+        )
         waiter.start()
         held: list[Any] = []
         sync_call = threading.Thread(
