@@ -39,7 +39,7 @@ unexport PYTHONDONTWRITEBYTECODE
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
-.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh quickstart test test-ruff test-python \
+.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh setup-sandbox quickstart test test-ruff test-python \
         test-browser test-js test-live test-explore lint format bench conformance operations-table docs \
         refresh-reference clean distclean
 
@@ -59,7 +59,7 @@ help:
 
 # ---------------------------------------------------------------- set-up
 
-setup: setup-python setup-browser setup-js setup-ssh
+setup: setup-python setup-browser setup-js setup-ssh setup-sandbox
 
 setup-python: $(PY_STAMP)
 
@@ -85,6 +85,10 @@ $(CHROMIUM):
 # pod SSH tests.
 setup-ssh:
 	scripts/ensure_openssh.sh
+
+# bubblewrap (bwrap): the pod sandbox (podbook emulator --sandbox bwrap) and its tests.
+setup-sandbox:
+	scripts/ensure_bubblewrap.sh
 
 ifneq ($(HAVE_JS),)
 setup-js: $(JS_STAMP)
@@ -130,11 +134,11 @@ test-ruff: setup-python
 # tests/browser is not even collected, nor the Playwright plugin loaded: their imports alone cost
 # every worker seconds.
 XDIST := -n 6 --dist loadfile -p no:playwright
-test-python: setup-python setup-js setup-ssh
+test-python: setup-python setup-js setup-ssh setup-sandbox
 	$(call pytest_stage,test-python,-m "not browser" --ignore=tests/browser $(XDIST))
 
 # The edit-test loop: no browser, no slow test (tests/conftest.py SLOW).
-test-fast: setup-python setup-ssh
+test-fast: setup-python setup-ssh setup-sandbox
 	$(call pytest_stage,test-fast,-m "not browser and not slow" --ignore=tests/browser $(XDIST) -q)
 
 # Every target above runs Hypothesis's "deterministic" profile (tests/conftest.py): the same

@@ -116,6 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
         "ports on loopback; see docs/local-runtime.md); none: pods are simulated records",
     )
     emu.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "none"),
+        default="none",
+        help="with --runtime local: bwrap runs each pod in a bubblewrap sandbox (its own "
+        "/workspace and /data paths, PID and network namespaces, private ports behind its "
+        "public ones); none: the process runtime; auto: bwrap where it works (default none; "
+        "see docs/local-runtime.md)",
+    )
+    emu.add_argument(
         "--max-running-pods",
         type=int,
         default=16,
@@ -208,6 +217,19 @@ def add_live_check_command(commands: Any) -> None:
     live.set_defaults(run=run_live_check)
 
 
+def choose_sandbox(wanted: str) -> tuple[str | None, str | None]:
+    """The pod sandbox to use for ``--sandbox wanted``, and a note: ``(None, why)`` when bwrap
+    was asked for and cannot work; ``("none", why)`` when ``auto`` falls back."""
+    if wanted == "none":
+        return "none", None
+    from podbook.emulator.podruntime.box import usable
+
+    reason = usable()
+    if reason is None:
+        return "bwrap", None
+    return (None, reason) if wanted == "bwrap" else ("none", reason)
+
+
 def run_emulator(args: argparse.Namespace) -> int:
     """``podbook emulator``: serve until interrupted."""
     from podbook.emulator.app import generate_api_key
@@ -297,6 +319,14 @@ def run_emulator(args: argparse.Namespace) -> int:
         max_running_pods=max(1, args.max_running_pods),
     )
     if args.runtime == "local":
+        sandbox, note = choose_sandbox(args.sandbox)
+        if sandbox is None:
+            print(f"podbook emulator: --sandbox bwrap cannot work here: {note}", file=sys.stderr)
+            claim.release()
+            return 2
+        settings.sandbox = sandbox
+        if note:
+            print(f"podbook emulator: pods run without a sandbox ({note})", file=sys.stderr)
         settings.ssh_proxy_host = "127.0.0.1"
         settings.log_interval_seconds = 0.0  # no invented heartbeat: the log is the process's
     configure_logging()

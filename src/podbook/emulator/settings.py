@@ -74,6 +74,7 @@ class EmulatorSettings:
     url: str = ""  # where the server listens (set by ``serve``; supervised workers use it)
     runtime: str = "none"  # "local": pods run for real (podbook.emulator.podruntime)
     home: Path | None = None  # the emulator's home (the local runtime keeps its trees there)
+    sandbox: str = "none"  # local runtime: "bwrap" (podruntime/box.py) or "none"
     max_running_pods: int = 16  # local runtime: more running pods answer the capacity error
 
     def __repr__(self) -> str:  # never show keys

@@ -41,6 +41,7 @@ from typing import Any
 from podbook.emulator.lifecycle import RUNNING, running_since, status_of
 from podbook.emulator.podkeys import pod_key
 from podbook.emulator.podlogs import log_book
+from podbook.emulator.podruntime.boxed import OpenBox, boxed_env, open_box, workdir_of
 from podbook.emulator.podruntime.confine import Confinement, PodGroup, process_children
 from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
 from podbook.emulator.podruntime.ledger import Ledger
@@ -72,10 +73,13 @@ class LivePod:
     watcher: asyncio.Task[None] | None = None
     starting: asyncio.Task[None] | None = None  # the services' start (Jupyter takes seconds)
     group: PodGroup | None = None  # every process of this boot (confine.py)
+    box: OpenBox | None = None  # --sandbox bwrap: the pod's box (boxed.py)
 
     def roots(self) -> list[int]:
         """The processes the runtime started for this boot (main, servers, SSH sessions)."""
         pids = [self.main.pid] if self.main is not None else []
+        if self.box is not None:
+            pids.append(self.box.box.pid)
         for service in self.services:
             pids += getattr(service, "pids", lambda: [])()
         return pids
@@ -226,10 +230,22 @@ class LocalRuntime:
             },
         )
         db = self.settings.db_path
-        hidden = [self.home, db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
-        allowed = [sandbox.root, *sandbox.mounts.values()]
-        if not await asyncio.to_thread(group.hide, hidden, allowed):
-            self._warn_once("Landlock is not available: pod processes can read the home")
+        db_files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+        if self.settings.sandbox == "bwrap":  # the box hides the home (no Landlock: no mounts)
+            live.box = await open_box(
+                record,
+                sandbox,
+                api_url=self.settings.url,
+                hidden=[Path.home(), self.home],
+                hidden_files=db_files,
+                preexec=group.preexec(),
+            )
+            sandbox.box = live.box.box
+            sandbox.env = boxed_env(sandbox)
+        else:
+            allowed = [sandbox.root, *sandbox.mounts.values()]
+            if not await asyncio.to_thread(group.hide, [self.home, *db_files], allowed):
+                self._warn_once("Landlock is not available: pod processes can read the home")
         sandbox.preexec = group.preexec()
         if (running_since(record["phase"]) or 0) < self._started_at - 1:
             note = "the emulator restarted: the container starts again (fresh container disk)"
@@ -237,9 +253,13 @@ class LocalRuntime:
         args = (record.get("args") or "").strip()
         if args:
             try:
-                live.main = await MainProcess.start(
-                    args, sandbox, lambda lines: self._log(account_id, pod_id, lines, "container")
-                )
+                output = lambda lines: self._log(account_id, pod_id, lines, "container")  # noqa: E731
+                if sandbox.box is not None:
+                    live.main = await MainProcess.start_in_box(
+                        args, sandbox.box, sandbox.env, workdir_of(sandbox), output
+                    )
+                else:
+                    live.main = await MainProcess.start(args, sandbox, output)
             except OSError as exc:  # e.g. E2BIG: the container fails to start, as a pod would
                 note = f"the container failed to start: {exc.strerror or exc}"
                 self._log(account_id, pod_id, [note], "system")
@@ -300,6 +320,8 @@ class LocalRuntime:
             await live.main.stop()
         await stop_services(live.services)
         live.services = []
+        if live.box is not None:
+            await live.box.close()
         if group is not None:  # what is left (daemons, detached children) ends now
             await asyncio.to_thread(group.kill_all)
             await asyncio.to_thread(self.confinement.release, group)

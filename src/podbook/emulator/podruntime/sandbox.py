@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -27,6 +28,9 @@ class Sandbox:
     preexec: Callable[[], None] | None = None
     """Runs in every process the pod starts, between fork and exec (``confine.PodGroup``):
     the pod's process group membership, umask and the emulator-death signal."""
+    box: Any = None
+    """With ``--sandbox bwrap``: the pod's :class:`~.box.Box`; its processes start in it, and
+    ``env`` holds the paths the pod sees there."""
 
     def preexec_then(self, then: Callable[[], None] | None = None) -> Callable[[], None] | None:
         """The ``preexec_fn`` of a pod process: :attr:`preexec`, then ``then``."""

@@ -51,7 +51,8 @@ def volume_dir(home: Path, volume_id: str) -> Path:
     return runtime_root(home) / "volumes" / volume_id
 
 
-def _env_name(path: str) -> str:
+def mount_env_name(path: str) -> str:
+    """``/workspace`` → ``RUNPOD_MOUNT_WORKSPACE``, ``/mnt/data`` → ``RUNPOD_MOUNT_MNT_DATA``."""
     return "RUNPOD_MOUNT_" + (re.sub(r"[^A-Za-z0-9]+", "_", path).strip("_").upper() or "ROOT")
 
 
@@ -136,7 +137,7 @@ def build_sandbox(
     (container / "tmp").mkdir(exist_ok=True)
     env["TMPDIR"] = str(container / "tmp")
     for path, target in mounts.items():
-        env[_env_name(path)] = str(target)
+        env[mount_env_name(path)] = str(target)
     return Sandbox(root=root, workdir=workdir, env=env, mounts=mounts)
 
 

@@ -1,0 +1,183 @@
+"""The first process of a pod's bubblewrap box: it starts the pod's processes and carries its
+ports. Standard library only; run as ``python boxinit.py`` inside the box.
+
+From its environment (``PODBOOK_BOX``: JSON) it takes the descriptors the emulator opened for
+it before the box existed: ``control`` (a listening Unix socket) and ``relays`` (listening TCP
+sockets on the host's ``127.0.0.1``, each with the *private* port it serves). Listening
+sockets keep their network namespace, so the host's public ports are accepted here and each
+connection is carried to ``127.0.0.1:PRIVATE`` in the pod's own network namespace, where the
+pod's process listens, as on the service.
+
+On ``control``, one request per connection, a JSON line (descriptors passed alongside with
+``SCM_RIGHTS``):
+
+- ``{"op": "spawn", "argv", "env", "cwd", "session", "tty"}`` with three descriptors
+  (stdin, stdout, stderr): the process is started in the box; the answer is
+  ``{"pid": N}`` (its pid in the box), then ``{"exit": CODE}`` when it ends (a signal: its
+  negative number).
+``bridges`` (``[port, path]``) are the other way: the pod's ``127.0.0.1:PORT`` carried to a
+Unix socket of the host shown in the box (the emulator's API, at the address it has on the
+host).
+
+- ``{"op": "connect", "port": P}``: a TCP connection to ``127.0.0.1:P`` inside the box, its
+  descriptor passed back with ``{"ok": true}``; ``{"error": "..."}`` when nothing listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import termios
+import threading
+
+CHUNK = 1 << 16
+
+
+def _read_request(conn: socket.socket) -> tuple[dict, list[int]]:
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 8)
+    while not data.endswith(b"\n"):
+        more = conn.recv(1 << 20)
+        if not more:
+            break
+        data += more
+    return json.loads(data or b"{}"), fds
+
+
+def _send(conn: socket.socket, message: dict, fds: tuple[int, ...] = ()) -> None:
+    payload = (json.dumps(message) + "\n").encode()
+    if fds:
+        socket.send_fds(conn, [payload], list(fds))
+    else:
+        conn.sendall(payload)
+
+
+def _tty_preexec(tty: bool):  # noqa: ANN202 - a preexec_fn
+    if not tty:
+        return None
+
+    def take_terminal() -> None:  # runs in the child: the pty on stdin becomes its terminal
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    return take_terminal
+
+
+def _spawn(conn: socket.socket, request: dict, fds: list[int]) -> None:
+    stdin, stdout, stderr = (fds + [-1, -1, -1])[:3]
+    try:
+        child = subprocess.Popen(
+            request["argv"],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=request.get("env") or {},
+            cwd=request.get("cwd") or "/",
+            start_new_session=bool(request.get("session", True)),
+            preexec_fn=_tty_preexec(bool(request.get("tty"))),
+            close_fds=True,
+        )
+    except OSError as exc:
+        _send(conn, {"error": f"{exc.strerror or exc}: {request['argv'][0]}"})
+        return
+    finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    _send(conn, {"pid": child.pid})
+    code = child.wait()
+    with contextlib.suppress(OSError):
+        _send(conn, {"exit": code})
+
+
+def _connect(conn: socket.socket, request: dict) -> None:
+    try:
+        peer = socket.create_connection(("127.0.0.1", int(request["port"])), timeout=5)
+    except OSError as exc:
+        _send(conn, {"error": exc.strerror or str(exc)})
+        return
+    with peer:
+        _send(conn, {"ok": True}, (peer.fileno(),))
+
+
+def _handle(conn: socket.socket) -> None:
+    with conn:
+        try:
+            request, fds = _read_request(conn)
+            if request.get("op") == "spawn":
+                _spawn(conn, request, fds)
+            elif request.get("op") == "connect":
+                _connect(conn, request)
+            else:
+                _send(conn, {"error": f"unknown op {request.get('op')!r}"})
+        except (OSError, ValueError, KeyError):
+            return
+
+
+def _serve_control(control: socket.socket) -> None:
+    while True:
+        conn, _ = control.accept()
+        threading.Thread(target=_handle, args=(conn,), daemon=True).start()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(CHUNK):
+            writer.write(chunk)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (ConnectionError, OSError):
+        pass
+
+
+async def _carry(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter, open_peer) -> None:  # noqa: ANN001
+    """Carry one connection both ways to the peer ``open_peer()`` opens; closed at once when
+    the peer cannot be reached (nothing listens on the private port yet)."""
+    try:
+        peer_r, peer_w = await open_peer()
+    except OSError:
+        client_w.close()
+        return
+    try:
+        await asyncio.gather(_pipe(client_r, peer_w), _pipe(peer_r, client_w))
+    finally:
+        for writer in (peer_w, client_w):
+            writer.close()
+
+
+async def _main(spec: dict) -> None:
+    for port, path in spec.get("bridges", []):  # a port of the pod's loopback → a host socket
+
+        async def bridge(
+            r: asyncio.StreamReader, w: asyncio.StreamWriter, path: str = path
+        ) -> None:
+            await _carry(r, w, lambda: asyncio.open_unix_connection(path))
+
+        await asyncio.start_server(bridge, "127.0.0.1", port)
+    for fd, port in spec.get("relays", []):
+        listener = socket.socket(fileno=fd)
+        listener.setblocking(False)
+
+        async def carry(r: asyncio.StreamReader, w: asyncio.StreamWriter, port: int = port) -> None:
+            await _carry(r, w, lambda: asyncio.open_connection("127.0.0.1", port))
+
+        await asyncio.start_server(carry, sock=listener)
+    control = socket.socket(fileno=spec["control"])
+    threading.Thread(target=_serve_control, args=(control,), daemon=True).start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print("ready", flush=True)
+    await stop.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(_main(json.loads(os.environ.pop("PODBOOK_BOX"))))
+    sys.exit(0)

@@ -1,0 +1,105 @@
+"""Pods in a bubblewrap box (``podbook emulator --sandbox bwrap``): scripts written for the
+service run unchanged: a server on its *private* port answers on the public one, the volume is
+at ``/workspace`` and keeps its files across stop/start while the container disk does not, the
+pod sees only its own processes and none of the emulator's, another pod's or the user's files,
+and the pod guard reaches the API from inside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from runtime_helpers import LOCAL, create_pod, log_lines, wait_status
+
+from podbook.emulator.podruntime.box import usable
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module")
+def boxed(start_emulator: Any) -> Any:
+    """An emulator whose pods run in bubblewrap boxes."""
+    reason = usable()
+    assert reason is None, f"the sandbox tests need bwrap (make setup installs it): {reason}"
+    return start_emulator(extra_args=(*LOCAL, "--sandbox", "bwrap"))
+
+
+@pytest.fixture
+def http(boxed: Any) -> Any:
+    with boxed.http() as client:
+        yield client
+
+
+def public_port(pod: dict[str, Any], private: int) -> int:
+    return next(p["public"] for p in pod["runtime"]["ports"] if p["private"] == private)
+
+
+def test_a_server_on_its_private_port_answers_on_the_public_one_in_two_pods(http: Any) -> None:
+    server = "cd /workspace && echo hi from $RUNPOD_POD_ID > index.html && exec python3 -u -m http.server 8000"
+    volume = {"persistent": {"size": 10, "path": "/workspace"}}
+    pods = [create_pod(http, args=server, ports=["8000/http"], mounts=volume) for _ in range(2)]
+    try:
+        for pod in pods:
+            running = wait_status(http, pod["id"], "RUNNING")
+            log_lines(http, pod["id"], "Serving HTTP on")
+            answer = httpx.get(f"http://127.0.0.1:{public_port(running, 8000)}/index.html")
+            assert answer.status_code == 200 and answer.text.strip() == f"hi from {pod['id']}"
+    finally:
+        for pod in pods:
+            http.delete(f"/v2/pods/{pod['id']}")
+
+
+def test_the_volume_stays_the_container_disk_goes_and_the_pod_sees_only_itself(
+    http: Any, boxed: Any, tmp_path: Path
+) -> None:
+    secret = Path.home() / f".podbook-test-{tmp_path.name}"  # a file of the user's home
+    secret.write_text("private")
+    script = (
+        "echo boot >> /workspace/boots; echo kept > /root/note; "
+        "echo boots=$(wc -l < /workspace/boots) root=$(ls /root | tr '\\n' ,) "
+        "procs=$(ls /proc | grep -c '^[0-9]') host=$(hostname) home=$HOME pwd=$(pwd); "
+        f"ls {boxed.home} > /dev/null 2>&1 && echo SAW-EMULATOR-HOME; "
+        f"cat {secret} > /dev/null 2>&1 && echo SAW-USER-HOME; "
+        "echo checked; exec sleep 600"
+    )
+    volume = {"persistent": {"size": 10, "path": "/workspace"}}
+    pod = create_pod(http, args=script, mounts=volume)
+    pod_id = pod["id"]
+    try:
+        wait_status(http, pod_id, "RUNNING")
+        first = log_lines(http, pod_id, "checked")
+        assert "boots=1 root=note, procs=" in "\n".join(first)
+        report = next(line for line in first if line.startswith("boots="))
+        fields = dict(part.split("=", 1) for part in report.split())
+        assert int(fields["procs"]) <= 8, report  # the box's init and helper, this shell's
+        assert (fields["host"], fields["home"], fields["pwd"]) == (pod_id, "/root", "/workspace")
+        assert "SAW-EMULATOR-HOME" not in first and "SAW-USER-HOME" not in first
+        http.post(f"/v2/pods/{pod_id}/action", json={"action": "stop"})
+        wait_status(http, pod_id, "EXITED")
+        http.post(f"/v2/pods/{pod_id}/action", json={"action": "start"})
+        wait_status(http, pod_id, "RUNNING")
+        again = log_lines(http, pod_id, "boots=2")
+        assert "boots=2 root=note," in again[-1]  # /root was wiped: only this boot's note
+    finally:
+        http.delete(f"/v2/pods/{pod_id}")
+        secret.unlink()
+
+
+def test_the_pod_guard_reaches_the_api_from_the_box(boxed: Any) -> None:
+    from podbook import Client
+
+    with Client(api_key=boxed.api_key, url=boxed.url) as client:
+        pod = client.pods.create(
+            name="boxed-guard",
+            image="runpod/base",
+            gpu={"id": "NVIDIA GeForce RTX 4090"},
+            args="exec sleep 600",
+            idle_stop="3s",
+        )
+        try:
+            client.pods.wait_for(pod, "EXITED", timeout=30, poll_interval=0.2)
+            assert client.pods.guard(pod.id).describe() == "stopped after 3s idle"
+        finally:
+            client.pods.terminate(pod.id)
