@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from runtime_helpers import LOCAL, create_pod, log_lines, wait_status
+from runtime_helpers import LOCAL, create_pod, log_lines, wait_for, wait_status
 
 from podbook.emulator.podruntime.box import usable
 
@@ -30,6 +30,14 @@ def boxed(start_emulator: Any) -> Any:
 def http(boxed: Any) -> Any:
     with boxed.http() as client:
         yield client
+
+
+def run_dir(emu: Any, pod_id: str) -> Path:
+    """The host folder a boxed pod sees at /run/podbook (the emulator log names it)."""
+    for line in Path(emu.log_path).read_text(errors="replace").splitlines():
+        if f"box of {pod_id}: " in line:
+            return Path(line.rsplit("run folder ", 1)[1].strip())
+    raise AssertionError(f"no box of {pod_id} in the emulator's log")
 
 
 def public_port(pod: dict[str, Any], private: int) -> int:
@@ -101,5 +109,70 @@ def test_the_pod_guard_reaches_the_api_from_the_box(boxed: Any) -> None:
         try:
             client.pods.wait_for(pod, "EXITED", timeout=30, poll_interval=0.2)
             assert client.pods.guard(pod.id).describe() == "stopped after 3s idle"
+        finally:
+            client.pods.terminate(pod.id)
+
+
+def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    from podbook import Client
+    from podbook.remote.keys import find_key
+
+    empty = tmp_path / "no-user-keys"
+    empty.mkdir()
+    key = find_key(ssh_dir=empty, home=tmp_path / "home")
+    with Client(api_key=boxed.api_key, url=boxed.url) as client:
+        client.account.ssh_keys.put([key.public_line])
+        pod = client.pods.create(
+            name="boxed-ssh",
+            image="runpod/base",
+            gpu={"id": "NVIDIA GeForce RTX 4090"},
+            args="exec sleep 600",
+            ports=["22/tcp"],
+            start_ssh=True,
+            mounts={"persistent": {"size": 10, "path": "/workspace"}},
+        )
+        try:
+            client.pods.wait_for(pod, "RUNNING", timeout=30, poll_interval=0.1)
+            direct = client.pods.get(pod.id).ssh.direct
+            options = ["-i", str(key.private), "-p", str(direct.port)]
+            common = [
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
+                "-o", "ConnectionAttempts=20",
+            ]  # fmt: skip
+            shell = subprocess.run(
+                ["ssh", *options, *common, f"root@{direct.host}",
+                 "pwd; hostname; echo $HOME; echo from-ssh > /workspace/s.txt; ls /proc | grep -c '^[0-9]'"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert shell.returncode == 0, shell.stderr
+            pwd, host, home, procs = shell.stdout.split()
+            assert (pwd, host, home) == ("/workspace", pod.id, "/root")
+            assert int(procs) <= 8  # the pod's processes only
+            local = tmp_path / "up.txt"
+            local.write_text("from-sftp\n")
+            sftp = subprocess.run(
+                ["sftp", "-i", str(key.private), "-P", str(direct.port), *common,
+                 f"root@{direct.host}"],
+                input=f"put {local} /workspace/up.txt\nget /workspace/s.txt {tmp_path}/s.txt\n",
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert sftp.returncode == 0, sftp.stderr
+            assert (tmp_path / "s.txt").read_text() == "from-ssh\n"
+            volume = Path(boxed.home) / "podruntime" / "pods" / pod.id / "persistent"
+            assert (volume / "up.txt").read_text() == "from-sftp\n"
+            # an SSH session is activity for the pod guard, though it ends outside the box
+            session = subprocess.Popen(
+                ["ssh", *options, *common, f"root@{direct.host}", "cat"],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                count = run_dir(boxed, pod.id) / "ssh-direct"
+                wait_for(lambda: count.read_text().strip() == "1", 15, what="one session noted")
+            finally:
+                session.stdin.close()
+                session.wait(10)
         finally:
             client.pods.terminate(pod.id)

@@ -100,6 +100,11 @@ mkdir -p "$dir"
 ports=""
 for p in 22 ${RUNPOD_TCP_PORT_22:-} ${PODBOOK_SSH_PROXY_PORT:-}; do ports="$ports $(printf '%04X' "$p")"; done
 ssh_open() { # an established TCP connection to a local SSH port (sessions, scp, sftp, rsync)
+    # podbook's emulator in its sandbox mode serves SSH outside the pod's network: it writes
+    # how many connections are open to /run/podbook/ssh-* instead
+    for count in /run/podbook/ssh-*; do
+        [ -f "$count" ] && [ "$(cat "$count" 2>/dev/null)" -gt 0 ] 2>/dev/null && return 0
+    done
     cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v ports="$ports " '
         $1 != "sl" { n = split($2, a, ":"); if ($4 == "01" && index(ports, " " a[n] " ")) found = 1 }
         END { exit !found }'

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from podbook.emulator.podruntime.box import Box
 from podbook.emulator.podruntime.boxplan import BoxPlan
 from podbook.emulator.podruntime.sandbox import Sandbox
 from podbook.emulator.podruntime.tree import mount_env_name
+
+log = logging.getLogger("podbook.emulator.podruntime")
 
 RUN_DIR = "/run/podbook"
 """Where the pod sees the emulator's sockets and notes for it."""
@@ -135,4 +138,5 @@ async def open_box(
             bridge.close()
         shutil.rmtree(run, ignore_errors=True)
         raise
+    log.info("box of %s: bwrap pid %d, run folder %s", record["id"], box.pid, run)
     return OpenBox(box=box, run=run, bridge=bridge)

@@ -241,6 +241,7 @@ class LocalRuntime:
                 preexec=group.preexec(),
             )
             sandbox.box = live.box.box
+            sandbox.run_dir = live.box.run
             sandbox.env = boxed_env(sandbox)
         else:
             allowed = [sandbox.root, *sandbox.mounts.values()]

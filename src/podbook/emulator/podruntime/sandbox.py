@@ -28,6 +28,10 @@ class Sandbox:
     preexec: Callable[[], None] | None = None
     """Runs in every process the pod starts, between fork and exec (``confine.PodGroup``):
     the pod's process group membership, umask and the emulator-death signal."""
+    container: Path | None = None
+    """The container disk (what SFTP shows as ``/``)."""
+    run_dir: Path | None = None
+    """With ``--sandbox bwrap``: the host folder the pod sees at ``/run/podbook``."""
     box: Any = None
     """With ``--sandbox bwrap``: the pod's :class:`~.box.Box`; its processes start in it, and
     ``env`` holds the paths the pod sees there."""

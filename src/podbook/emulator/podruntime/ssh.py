@@ -171,7 +171,9 @@ def _set_winsize(fd: int, size: tuple[int, int, int, int]) -> None:
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    """Send ``sig`` to process group ``pgid``, ignoring a group that is gone."""
+    """Send ``sig`` to process group ``pgid``, ignoring a group that is gone (or unknown)."""
+    if pgid <= 1:
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
@@ -256,7 +258,7 @@ class _PodSftpServer(asyncssh.SFTPServer):
     """
 
     def __init__(self, chan: asyncssh.SSHServerChannel, sandbox: Sandbox) -> None:
-        root = os.path.realpath(sandbox.env.get("RUNPOD_CONTAINER_DISK") or sandbox.root)
+        root = os.path.realpath(sandbox.container or sandbox.root)
         super().__init__(chan, chroot=root)
         self._root = os.fsencode(root)
         mounts = [
@@ -325,11 +327,13 @@ class _Session(asyncssh.SSHServer):
         """Remember the connection so that ``stop()`` can close it."""
         self._conn = conn
         self._owner._connections.add(conn)
+        self._owner.note_connections()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Forget the connection."""
         if self._conn is not None:
             self._owner._connections.discard(self._conn)
+            self._owner.note_connections()
 
     def begin_auth(self, username: str) -> bool:
         """Authentication is always required."""
@@ -455,6 +459,15 @@ class PodSshServer:
         log.info("pod ssh (%s) listening on %s:%d", mode, host, server.port)
         return server
 
+    def note_connections(self) -> None:
+        """With ``--sandbox bwrap``: write how many SSH connections are open to the pod's
+        ``/run/podbook/ssh-<mode>`` (the pod guard counts them as activity: they end on the
+        emulator, outside the pod's network)."""
+        run = self.sandbox.run_dir
+        if run is not None:
+            with contextlib.suppress(OSError):
+                (run / f"ssh-{self.mode}").write_text(f"{len(self._connections)}\n")
+
     def _accepts_user(self, username: str) -> bool:
         if self.mode == "proxy":
             expected = (self.proxy_username or "").encode()
@@ -571,6 +584,23 @@ class PodSshServer:
         """Start ``argv`` in the sandbox with ``subprocess`` (``close_fds``: no descriptor of
         the server leaks into the pod, whatever the event loop; uvloop's own subprocesses
         would pass some on)."""
+        box = self.sandbox.box
+        if box is not None:  # --sandbox bwrap: the session runs in the pod's box
+            env = self._environment(process)
+            env["HOME"] = self.sandbox.env.get("HOME", "/root")
+            child: Any = await asyncio.to_thread(
+                box.spawn,
+                argv,
+                env=env,
+                cwd=self.sandbox.env.get("RUNPOD_WORKSPACE", "/"),
+                stdin=kwargs["stdin"],
+                stdout=kwargs["stdout"],
+                stderr=kwargs["stderr"],
+                tty=kwargs.get("preexec_fn") is not None,
+            )
+            self._pgids.add(child.pid)
+            self._children = [c for c in self._children if c.poll() is None] + [child]
+            return child
         kwargs["preexec_fn"] = self.sandbox.preexec_then(kwargs.get("preexec_fn"))
         child = subprocess.Popen(
             argv,

@@ -138,7 +138,7 @@ def build_sandbox(
     env["TMPDIR"] = str(container / "tmp")
     for path, target in mounts.items():
         env[mount_env_name(path)] = str(target)
-    return Sandbox(root=root, workdir=workdir, env=env, mounts=mounts)
+    return Sandbox(root=root, workdir=workdir, env=env, mounts=mounts, container=container)
 
 
 def service_env(record: Record) -> dict[str, str]:
