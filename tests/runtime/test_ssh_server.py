@@ -77,7 +77,11 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     env = {"PATH": os.environ["PATH"], "RUNPOD_POD_ID": "pod7xq2", "FOO": "bar baz"}
     env["RUNPOD_CONTAINER_DISK"] = str(container)
     return Sandbox(
-        root=root, workdir=workdir, env=env, mounts={"/workspace": workdir, "/data": volume}
+        root=root,
+        workdir=workdir,
+        env=env,
+        mounts={"/workspace": workdir, "/data": volume},
+        container=container,
     )
 
 

@@ -251,8 +251,7 @@ async def _write_all(fd: int, data: bytes) -> None:
 class _PodSftpServer(asyncssh.SFTPServer):
     """SFTP (and legacy scp) in the pod's view of its files.
 
-    ``/`` is the container disk (``RUNPOD_CONTAINER_DISK`` in the pod's env, else the sandbox
-    root), each of ``sandbox.mounts`` appears at the path the pod sees (``/workspace``…),
+    ``/`` is the container disk (``sandbox.container``, else the sandbox root), each of ``sandbox.mounts`` appears at the path the pod sees (``/workspace``…),
     relative paths start in ``sandbox.workdir``. Real host paths inside the sandbox (what the
     shell's ``pwd`` shows) are accepted as they are.
     """
