@@ -176,3 +176,36 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
                 session.wait(10)
         finally:
             client.pods.terminate(pod.id)
+
+
+def test_the_jupyter_server_and_its_kernels_run_in_the_box(boxed: Any) -> None:
+    from podbook import Client
+    from podbook.remote import StreamText, connect_kernel
+
+    with Client(api_key=boxed.api_key, url=boxed.url) as client:
+        pod = client.pods.create(
+            name="boxed-jupyter",
+            image="runpod/pytorch",
+            gpu={"id": "NVIDIA GeForce RTX 4090"},
+            args="exec sleep 600",
+            ports=["8888/http"],
+            start_jupyter=True,
+            mounts={"persistent": {"size": 10, "path": "/workspace"}},
+        )
+        try:
+            client.pods.wait_for(pod, "RUNNING", timeout=30, poll_interval=0.1)
+            record = wait_for(
+                lambda: (p := client.pods.get(pod.id)).runtime and p.runtime.ports and p, 15
+            )
+            kernel = connect_kernel(record, server_timeout=60)
+            try:
+                outputs = kernel.execute(
+                    "import os, socket\n"
+                    "print(os.getcwd(), socket.gethostname(), os.environ['HOME'], sum(n.isdigit() for n in os.listdir('/proc')) < 20)"
+                )
+                text = "".join(o.text for o in outputs if isinstance(o, StreamText))
+                assert text.split() == ["/workspace", pod.id, "/root", "True"], text
+            finally:
+                kernel.close(shutdown=True)
+        finally:
+            client.pods.terminate(pod.id)

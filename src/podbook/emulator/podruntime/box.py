@@ -11,6 +11,7 @@ pid *on the host* (for its process group, measuring and the ledger), ``poll``, `
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -279,3 +280,47 @@ class Box:
 
 def _python() -> str:
     return sys.executable
+
+
+class AsyncBoxProcess:
+    """A process started in a box with its stdout and stderr on one pipe, as the emulator's
+    asyncio code uses an ``asyncio.subprocess.Process``: ``pid`` (on the host), ``stdout``
+    (a ``StreamReader``), ``returncode`` and ``await wait()``."""
+
+    def __init__(self, child: BoxChild, stdout: asyncio.StreamReader) -> None:
+        self.child = child
+        self.pid = child.pid
+        self.stdout = stdout
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the process has ended."""
+        return self.child.returncode
+
+    async def wait(self) -> int:
+        """Wait for the end (a process the box lost reads as killed)."""
+        code = await asyncio.to_thread(self.child.wait)
+        return -int(signal.SIGKILL) if code is None else code
+
+    @classmethod
+    async def start(
+        cls, box: Box, argv: list[str], *, env: dict[str, str], cwd: str, limit: int = 1 << 16
+    ) -> AsyncBoxProcess:
+        """Start ``argv`` in ``box``, stdin from ``/dev/null``, its output on ``stdout``."""
+        read_end, write_end = os.pipe()
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            child = await asyncio.to_thread(
+                box.spawn, argv, env=env, cwd=cwd, stdin=null, stdout=write_end, stderr=write_end
+            )
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+            os.close(null)
+        stream = asyncio.StreamReader(limit=limit)
+        await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_end, "rb", buffering=0)
+        )
+        return cls(child, stream)

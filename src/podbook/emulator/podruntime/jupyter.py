@@ -34,11 +34,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
 
 from podbook.emulator.broker.supervisor import detach_child
+from podbook.emulator.podruntime.box import AsyncBoxProcess
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 LogFn = Callable[[str], None]
@@ -72,8 +74,12 @@ def hash_password(password: str) -> str:
 
 
 def jupyter_dirs(sandbox: Sandbox) -> dict[str, Path]:
-    """The Jupyter folders of the pod's server, each under ``<root>/.jupyter``."""
-    base = sandbox.root / ".jupyter"
+    """The Jupyter folders of the pod's server, each under ``<root>/.jupyter`` (in a box:
+    ``/root/.jupyter`` on its container disk, where the server in the box finds them)."""
+    if sandbox.box is not None and sandbox.container is not None:
+        base = sandbox.container / "root" / ".jupyter"
+    else:
+        base = sandbox.root / ".jupyter"
     return {
         "JUPYTER_CONFIG_DIR": base / "config",
         "JUPYTER_RUNTIME_DIR": base / "runtime",
@@ -82,6 +88,17 @@ def jupyter_dirs(sandbox: Sandbox) -> dict[str, Path]:
         "JUPYTERLAB_WORKSPACES_DIR": base / "lab-workspaces",
         "IPYTHONDIR": base / "ipython",
     }
+
+
+PRIVATE_PORT = 8888
+"""The port a pod's Jupyter listens on inside its box (``8888/http``)."""
+
+
+def _seen_by_pod(sandbox: Sandbox, path: Path) -> str:
+    """``path`` as the pod's processes see it (in a box, the container disk is ``/``)."""
+    if sandbox.box is not None and sandbox.container is not None:
+        return "/" + str(path.relative_to(sandbox.container))
+    return str(path)
 
 
 def write_config(config_dir: Path, *, host: str, port: int, root_dir: Path, hashed: str) -> Path:
@@ -156,6 +173,8 @@ class PodJupyterServer:
     ) -> None:
         self.host = host
         self.port = port
+        self.listen_port = port
+        """The port the server itself listens on (in a box: the private 8888)."""
         self.process = process
         self.config_path = config_path
         self._log = log
@@ -211,36 +230,44 @@ class PodJupyterServer:
         sandbox.workdir.mkdir(parents=True, exist_ok=True)
         if port == 0:
             port = _free_port(host)
+        box = sandbox.box
+        # In a box the server listens on the private port; the box carries the public one.
+        listen = PRIVATE_PORT if box is not None else port
+        root_dir = sandbox.env.get("RUNPOD_WORKSPACE", "/") if box is not None else sandbox.workdir
         config_path = write_config(
             dirs["JUPYTER_CONFIG_DIR"],
             host=host,
-            port=port,
-            root_dir=sandbox.workdir,
+            port=listen,
+            root_dir=Path(root_dir),
             hashed=await asyncio.to_thread(hash_password, password),  # argon2: not on the loop
         )
         env = dict(sandbox.env)
         env.pop("JUPYTER_TOKEN", None)
         env.pop("JUPYTER_TOKEN_FILE", None)
-        env.update({name: str(path) for name, path in dirs.items()})
+        env.update({name: _seen_by_pod(sandbox, path) for name, path in dirs.items()})
         env["PYTHONUNBUFFERED"] = "1"
         # The emulator's interpreter has jupyter; pod processes may have a minimal PATH.
         env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            module,
-            "--no-browser",
-            "--allow-root",
-            cwd=str(sandbox.workdir),
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            limit=_LINE_LIMIT,
-            start_new_session=True,
-            preexec_fn=sandbox.preexec or (detach_child if sys.platform == "linux" else None),
-        )
+        argv = [sys.executable, "-m", module, "--no-browser", "--allow-root"]
+        process: Any
+        if box is not None:
+            process = await AsyncBoxProcess.start(
+                box, argv, env=env, cwd=str(root_dir), limit=_LINE_LIMIT
+            )
+        else:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=str(sandbox.workdir),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                limit=_LINE_LIMIT,
+                start_new_session=True,
+                preexec_fn=sandbox.preexec or (detach_child if sys.platform == "linux" else None),
+            )
         server = cls(host=host, port=port, process=process, log=log, config_path=config_path)
+        server.listen_port = listen
         server._reader = asyncio.get_running_loop().create_task(server._read_output())
         try:
             await server._wait_ready(timeout)
@@ -307,7 +334,7 @@ class PodJupyterServer:
         except psutil.Error:
             return False
         return any(
-            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr[1] == self.port
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr[1] == self.listen_port
             for c in connections
         )
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from podbook.emulator.broker.supervisor import detach_child
-from podbook.emulator.podruntime.box import Box, BoxChild
+from podbook.emulator.podruntime.box import AsyncBoxProcess, Box
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 GRACE_SECONDS = 3.0
@@ -29,16 +29,14 @@ class MainProcess:
 
     def __init__(
         self,
-        process: asyncio.subprocess.Process | BoxChild,
+        process: asyncio.subprocess.Process | AsyncBoxProcess,
         on_lines: Callable[[list[str]], None],
-        stream: asyncio.StreamReader | None = None,
     ):
         self.process = process
         self.pid = process.pid
         self.pgid = process.pid  # start_new_session: the leader's pid names the group
         self.stopping = False
         self._on_lines = on_lines
-        self._stream = stream if stream is not None else process.stdout  # type: ignore[union-attr]
         self._pump = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -69,41 +67,14 @@ class MainProcess:
         cwd: str,
         on_lines: Callable[[list[str]], None],
     ) -> MainProcess:
-        """Start ``/bin/sh -c args`` in the pod's box (its pid in the box is not 1: the box's
-        init reaps what it leaves behind)."""
-        read_end, write_end = os.pipe()
-        null = os.open(os.devnull, os.O_RDONLY)
-        try:
-            child = await asyncio.to_thread(
-                box.spawn,
-                ["/bin/sh", "-c", args],
-                env=env,
-                cwd=cwd,
-                stdin=null,
-                stdout=write_end,
-                stderr=write_end,
-            )
-        except BaseException:
-            os.close(read_end)
-            raise
-        finally:
-            os.close(write_end)
-            os.close(null)
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=_CHUNK * 4)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_end, "rb", buffering=0)
+        """Start ``/bin/sh -c args`` in the pod's box (the box's init reaps what it leaves)."""
+        process = await AsyncBoxProcess.start(
+            box, ["/bin/sh", "-c", args], env=env, cwd=cwd, limit=_CHUNK * 4
         )
-        return cls(child, on_lines, stream)
-
-    async def _exit_code(self) -> int:
-        if isinstance(self.process, BoxChild):
-            code = await asyncio.to_thread(self.process.wait)
-            return -int(signal.SIGKILL) if code is None else code
-        return await self.process.wait()
+        return cls(process, on_lines)  # type: ignore[arg-type]
 
     async def _read(self) -> None:
-        stream = self._stream
+        stream = self.process.stdout
         assert stream is not None
         pending = b""
         while True:
@@ -122,7 +93,7 @@ class MainProcess:
 
     async def wait(self) -> int:
         """Wait until the process has exited and its output is read; its exit code."""
-        code = await self._exit_code()
+        code = await self.process.wait()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self._pump), 2)
         self.kill_group(signal.SIGKILL)  # what the leader left behind ends with it
@@ -140,10 +111,10 @@ class MainProcess:
         self.stopping = True
         self.kill_group(signal.SIGTERM)
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._exit_code(), grace)
+            await asyncio.wait_for(self.process.wait(), grace)
         self.kill_group(signal.SIGKILL)
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._exit_code(), grace)
+            await asyncio.wait_for(self.process.wait(), grace)
         self._pump.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._pump
