@@ -320,14 +320,28 @@ def error_class_for_status(status: int) -> type[APIError]:
 class WaitTimeout(PodbookError, TimeoutError):
     """Waiting for a status took longer than allowed; names the last status seen."""
 
-    def __init__(self, resource: str, wanted: str, last_status: str, timeout: float) -> None:
+    def __init__(
+        self,
+        resource: str,
+        wanted: str,
+        last_status: str,
+        timeout: float,
+        pending: list[str] | None = None,
+    ) -> None:
         self.resource = resource
         self.wanted = wanted
         self.last_status = last_status
         self.timeout = timeout
+        self.pending = list(pending or [])
+        """What was not ready yet when waiting with ``ready=`` (one line each)."""
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        if self.pending:
+            return (
+                f"{self.resource} is {self.last_status} but not ready within {self.timeout:g} s: "
+                f"{'; '.join(self.pending)}; wait longer with timeout=..."
+            )
         return (
             f"{self.resource} did not reach {self.wanted} within {self.timeout:g} s "
             f"(last status {self.last_status}); wait longer with timeout=..."

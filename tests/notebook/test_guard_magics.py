@@ -156,3 +156,24 @@ def test_create_warns_of_a_bare_image_and_show_prints_the_guard(
     )
     assert plain.success and "note:" not in plain.stdout  # no guard, nothing to say
     client.pods.terminate(gip.user_ns.pop("gd_plain").id)
+
+
+def test_create_wait_returns_once_the_services_answer(gip: InteractiveShell, client: Any) -> None:
+    import httpx
+
+    made = run_cell(
+        gip,
+        'gd_ready = %pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch '
+        "--ports 8888/http --jupyter --args 'exec sleep 600' --wait jupyter",
+    )
+    assert made.success, made.text
+    pod = gip.user_ns.pop("gd_ready")
+    try:
+        assert pod.status == "RUNNING"
+        public = next(p.public for p in pod.runtime.ports if p.private == 8888)
+        assert httpx.get(f"http://127.0.0.1:{public}/login").status_code == 200
+    finally:
+        client.pods.terminate(pod.id)
+    bad = run_cell(gip, '%pod create --gpu "NVIDIA GeForce RTX 4090" --image x --wait sshd')
+    assert not bad.success and "'sshd' is not a service" in bad.text
+    assert "Traceback" not in bad.text

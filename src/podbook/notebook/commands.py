@@ -35,6 +35,7 @@ from podbook.notebook.values import (
     PERSISTENT,
     PORTS,
     POSITIVE_INT,
+    READY,
     VOLUME,
 )
 
@@ -52,6 +53,8 @@ class CreatePodCommand:
     output: str | None = None
     guard: dict[str, Any] = field(default_factory=dict)
     on_exit: str | None = None
+    wait: tuple[str, ...] = ()
+    """``--wait ssh,jupyter``: the services to wait for before the cell ends."""
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,22 @@ def _guard_options(ns: argparse.Namespace) -> dict[str, Any]:
 
 def _create_command(ns: argparse.Namespace) -> CreatePodCommand:
     return CreatePodCommand(
-        body=_create_body(ns), output=ns.output, guard=_guard_options(ns), on_exit=ns.on_exit
+        body=_create_body(ns),
+        output=ns.output,
+        guard=_guard_options(ns),
+        on_exit=ns.on_exit,
+        wait=ns.wait or (),
+    )
+
+
+def add_wait_argument(parser: argparse.ArgumentParser) -> None:
+    """``--wait ssh,jupyter``: the cell ends once the pod runs and these answer."""
+    parser.add_argument(
+        "--wait",
+        type=READY,
+        metavar="SERVICES",
+        help="wait until the pod runs and these answer: ssh, jupyter, PORT/http, PORT/tcp "
+        "(comma-separated)",
     )
 
 
@@ -235,6 +253,7 @@ def build_pod_subcommands() -> dict[str, Subcommand]:
         add_storage_arguments,
         add_placement_arguments,
         add_cost_arguments,
+        add_wait_argument,
         add_output_argument,
     ):
         add(create)

@@ -133,3 +133,20 @@ VARIABLES = _value_type(
     "a comma list of Python variable names, e.g. x,model",
 )
 NAME = _value_type(_identifier, "a Python variable name (not one the shell uses, like In)")
+
+
+def _ready(text: str) -> tuple[str, ...]:
+    from podbook.client.readiness import parse_ready
+    from podbook.errors import InvalidRequest
+
+    try:
+        names = parse_ready(text)
+    except InvalidRequest as exc:
+        raise argparse.ArgumentTypeError(exc.detail.removeprefix("ready: ")) from None
+    if not names:
+        raise argparse.ArgumentTypeError("expected services such as ssh,jupyter")
+    return names
+
+
+READY = _ready
+"""``ssh,jupyter``, ``8000/http``: the services ``--wait`` waits for."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from podbook.client.core import Call
@@ -188,8 +188,15 @@ class PodWatch:
         poll_interval: float,
         on_change: Callable[[Any], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        ready: Any = None,
     ) -> None:
+        from podbook.client.readiness import parse_ready
+
         wanted = wanted.upper()
+        self.ready = parse_ready(ready)
+        if self.ready and wanted != "RUNNING":
+            raise InvalidRequest("ready=... needs status RUNNING", status=400)
+        self.pending: list[str] = []
         if wanted not in {"PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED"}:
             raise InvalidRequest(
                 f"status {wanted!r} is not a pod status; use RUNNING, EXITED, TERMINATED, ...",
@@ -245,11 +252,18 @@ class PodWatch:
             return terminated
         raise WaitFailed(self.label, self.wanted, "TERMINATED", terminated)  # pragma: no cover
 
+    def is_ready(self, pod: Any) -> bool:
+        """Whether every service of ``ready`` answers on ``pod`` (probes: blocking)."""
+        from podbook.client.readiness import not_ready
+
+        self.pending = not_ready(pod, self.ready) if self.ready else []
+        return not self.pending
+
     def next_sleep(self) -> float:
         """Seconds to sleep before the next read; raises WaitTimeout when time is up."""
         remaining = self._deadline - self._clock()
         if remaining <= 0:
-            raise WaitTimeout(self.label, self.wanted, self.last_status, self.timeout)
+            raise WaitTimeout(self.label, self.wanted, self.last_status, self.timeout, self.pending)
         return min(self.poll_interval, remaining)
 
 
@@ -348,14 +362,19 @@ class Pods(SyncResource):
         timeout: float = DEFAULT_WAIT_TIMEOUT,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         on_change: Callable[[Pod], Any] | None = None,
+        ready: str | Iterable[str] | None = None,
     ) -> Pod:
         """Poll the pod until it has ``status``; ``on_change(pod)`` sees every new status.
 
+        ``ready`` (with ``RUNNING``): also wait until these services answer at the addresses
+        of the pod's record: ``"ssh"`` (its SSH server's banner), ``"jupyter"`` (its login
+        page), a port such as ``"8000/http"`` or ``"5432/tcp"`` (``podbook.client.readiness``).
+
         Raises :class:`~podbook.errors.WaitTimeout` after ``timeout`` seconds (naming the
-        last status) and :class:`~podbook.errors.WaitFailed` as soon as the pod lands in
-        ERROR or TERMINATED while waiting for another status.
+        last status, or what was not ready) and :class:`~podbook.errors.WaitFailed` as soon
+        as the pod lands in ERROR or TERMINATED while waiting for another status.
         """
-        watch = PodWatch(status, timeout, poll_interval, on_change)
+        watch = PodWatch(status, timeout, poll_interval, on_change, ready=ready)
         if not isinstance(pod, str):
             watch.seed(pod)
         while True:
@@ -363,7 +382,7 @@ class Pods(SyncResource):
                 current = self.get(pod)
             except NotFound as exc:
                 return watch.gone(exc)
-            if watch.observe(current):
+            if watch.observe(current) and watch.is_ready(current):
                 return current
             time.sleep(watch.next_sleep())
 
@@ -452,9 +471,10 @@ class AsyncPods(AsyncResource):
         timeout: float = DEFAULT_WAIT_TIMEOUT,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         on_change: Callable[[Pod], Any] | None = None,
+        ready: str | Iterable[str] | None = None,
     ) -> Pod:
-        """Poll until the pod has ``status``; see :meth:`Pods.wait_for`."""
-        watch = PodWatch(status, timeout, poll_interval, on_change)
+        """Poll until the pod has ``status`` (and ``ready`` answers); see :meth:`Pods.wait_for`."""
+        watch = PodWatch(status, timeout, poll_interval, on_change, ready=ready)
         if not isinstance(pod, str):
             watch.seed(pod)
         while True:
@@ -462,6 +482,6 @@ class AsyncPods(AsyncResource):
                 current = await self.get(pod)
             except NotFound as exc:
                 return watch.gone(exc)
-            if watch.observe(current):
+            if watch.observe(current) and await asyncio.to_thread(watch.is_ready, current):
                 return current
             await asyncio.sleep(watch.next_sleep())

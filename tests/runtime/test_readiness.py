@@ -1,0 +1,72 @@
+"""``client.pods.wait_for(pod, "RUNNING", ready=...)``: it returns only once the pod's SSH
+server takes an OpenSSH login and its Jupyter serves the login page (pods of a local-runtime
+emulator read RUNNING before their services are up, as on the service)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from podbook import Client
+from podbook.errors import InvalidRequest, WaitTimeout
+from podbook.remote.keys import find_key
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(local_emu: Any, tmp_path: Path) -> None:
+    empty = tmp_path / "no-user-keys"
+    empty.mkdir()
+    key = find_key(ssh_dir=empty, home=tmp_path / "home")
+    with Client(api_key=local_emu.api_key, url=local_emu.url) as client:
+        before = client.account.ssh_keys.get().keys
+        client.account.ssh_keys.put([*before, key.public_line])
+        pod = client.pods.create(
+            name="ready",
+            image="runpod/pytorch",
+            gpu={"id": "NVIDIA GeForce RTX 4090"},
+            args="exec sleep 600",
+            ports=["22/tcp", "8888/http"],
+            start_ssh=True,
+            start_jupyter=True,
+        )
+        try:
+            ready = client.pods.wait_for(
+                pod, "RUNNING", ready="ssh,jupyter", timeout=60, poll_interval=0.05
+            )
+            direct = ready.ssh.direct
+            login = subprocess.run(
+                ["ssh", "-i", str(key.private), "-p", str(direct.port),
+                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                 "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-o", "ConnectionAttempts=1",
+                 f"root@{direct.host}", "true"],
+                capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert login.returncode == 0, login.stderr  # at once: no retry needed
+            public = next(p.public for p in ready.runtime.ports if p.private == 8888)
+            assert httpx.get(f"http://127.0.0.1:{public}/login").status_code == 200
+        finally:
+            client.pods.terminate(pod.id)
+            client.account.ssh_keys.put(before)
+
+
+def test_what_is_not_ready_is_named_and_a_bad_name_is_refused(local_emu: Any) -> None:
+    with Client(api_key=local_emu.api_key, url=local_emu.url) as client:
+        with pytest.raises(InvalidRequest, match="'sshd' is not a service; use ssh, jupyter"):
+            client.pods.wait_for("any", "RUNNING", ready=["sshd"])
+        with pytest.raises(InvalidRequest, match="needs status RUNNING"):
+            client.pods.wait_for("any", "EXITED", ready="ssh")
+        pod = client.pods.create(
+            name="not-ready", image="x", gpu={"id": "NVIDIA GeForce RTX 4090"}, args="sleep 600"
+        )
+        try:
+            with pytest.raises(WaitTimeout) as caught:
+                client.pods.wait_for(pod, "RUNNING", ready="jupyter", timeout=3, poll_interval=0.1)
+            assert str(caught.value).startswith(f"pod {pod.id} is RUNNING but not ready within 3 s")
+            assert "Jupyter: the pod does not expose 8888/http" in str(caught.value)
+        finally:
+            client.pods.terminate(pod.id)
