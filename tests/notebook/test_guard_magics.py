@@ -177,3 +177,37 @@ def test_create_wait_returns_once_the_services_answer(gip: InteractiveShell, cli
     bad = run_cell(gip, '%pod create --gpu "NVIDIA GeForce RTX 4090" --image x --wait sshd')
     assert not bad.success and "'sshd' is not a service" in bad.text
     assert "Traceback" not in bad.text
+
+
+def test_the_panel_feed_tells_starting_then_ready(client: Any) -> None:
+    from podbook.notebook.panels.data import pod_state
+    from podbook.notebook.panels.readyfeed import ReadyFeed
+
+    pod = client.pods.create(
+        name="ready-feed",
+        image="runpod/pytorch",
+        gpu={"id": "NVIDIA GeForce RTX 4090"},
+        args="exec sleep 600",
+        ports=["8888/http", "8000/http"],
+        start_jupyter=True,
+    )
+    feed, seen = ReadyFeed(), []
+    try:
+        client.pods.wait_for(pod, "RUNNING", timeout=30, poll_interval=0.05)
+
+        def jupyter_ready() -> bool:
+            feed.request(pod_state(client.pods.get(pod.id)), seen.append)
+            return bool(seen) and seen[-1].get("jupyter", {}).get("state") == "ready"
+
+        wait_for(jupyter_ready, timeout=60, interval=0.2, what="Jupyter ready in the feed")
+        assert seen[0]["jupyter"]["state"] == "waiting"  # RUNNING before Jupyter answers
+        assert (
+            seen[-1]["8000/http"]
+            == {
+                "state": "waiting",
+                "note": seen[-1]["8000/http"]["note"],
+            }
+            and "nothing answers" in seen[-1]["8000/http"]["note"]
+        )
+    finally:
+        client.pods.terminate(pod.id)

@@ -203,20 +203,47 @@ function facts(pod, uptimeText) {
   );
 }
 
-function sshSection(pod, feedback, rerender) {
+const SERVICE_TEXT = {
+  ready: "ready",
+  listening: "listening",
+  waiting: "starting…",
+};
+
+/**
+ * A service's readiness tag (`services` trait: `{state, note}` by name): "ready",
+ * "listening", "starting…" (for a port: "nothing listening yet"). Null while unknown.
+ */
+export function serviceTag(services, name) {
+  const service = (services || {})[name];
+  if (!service || !service.state) return null;
+  const port = name.includes("/");
+  const text = port && service.state === "waiting" ? "nothing listening yet" : SERVICE_TEXT[service.state] || service.state;
+  return h("span", {
+    class: `podbook-service podbook-service-${service.state}`,
+    "data-service": name,
+    "data-state": service.state,
+    title: service.note || "",
+    text,
+  });
+}
+
+function sshSection(pod, feedback, rerender, services) {
   // A terminated pod has no machine left: an old command would only mislead.
   if (pod.status === "TERMINATED") return null;
   const ssh = pod.ssh || {};
-  const rows = SSH_KINDS.filter(([kind]) => ssh[kind] && ssh[kind].command).map(
-    ([kind, label, hint]) =>
-      h(
-        "div",
-        { class: "podbook-ssh-row", "data-ssh": kind },
-        h("span", { class: "podbook-label", title: hint, text: label }),
-        h("code", { class: "podbook-command", text: ssh[kind].command }),
-        copyButton(`ssh-${kind}`, ssh[kind].command, feedback, rerender),
-      ),
-  );
+  const waiting = ((services || {}).ssh || {}).state === "waiting";
+  const rows = SSH_KINDS.filter(([kind]) => ssh[kind] && ssh[kind].command).map(([kind, label, hint]) => {
+    const copy = copyButton(`ssh-${kind}`, ssh[kind].command, feedback, rerender);
+    if (waiting) copy.title = "copied commands will not connect yet: the SSH server is starting";
+    return h(
+      "div",
+      { class: "podbook-ssh-row", "data-ssh": kind },
+      h("span", { class: "podbook-label", title: hint, text: label }),
+      h("code", { class: "podbook-command", text: ssh[kind].command }),
+      copy,
+      serviceTag(services, "ssh"),
+    );
+  });
   if (!rows.length && ssh.unavailable) {
     // No server of this pod answers SSH: say why instead of a command that leads elsewhere.
     rows.push(h("div", { class: "podbook-ssh-row podbook-muted", "data-ssh": "unavailable", text: ssh.unavailable }));
@@ -250,31 +277,37 @@ function workSection(remote) {
   );
 }
 
-function portsSection(pod) {
+function portsSection(pod, services) {
   const ports = (pod.ports || []).map(parsePort);
   if (!ports.length) return null;
   const mappings = (pod.runtime && pod.runtime.ports) || [];
   const items = ports.map((port) => {
+    const name = port.spec === "8888/http" && (services || {}).jupyter ? "jupyter" : port.spec;
+    const tag = port.spec === "22/tcp" ? null : serviceTag(services, name);
     if (port.protocol === "http") {
-      return h("a", {
-        class: "podbook-port",
-        "data-port": port.spec,
-        href: portUrl(pod, port.number),
-        target: "_blank",
-        rel: "noopener noreferrer",
-        title: pod.status === "RUNNING" ? "open in a new tab" : "reachable once the pod is RUNNING",
-        text: `${port.spec} ↗`,
-      });
+      const starting = tag && tag.dataset.state === "waiting";
+      return [
+        h("a", {
+          class: "podbook-port",
+          "data-port": port.spec,
+          href: portUrl(pod, port.number),
+          target: "_blank",
+          rel: "noopener noreferrer",
+          title: pod.status !== "RUNNING" ? "reachable once the pod is RUNNING" : starting ? "not answering yet" : "open in a new tab",
+          text: `${port.spec} ↗`,
+        }),
+        tag,
+      ];
     }
     const mapping = mappings.find((p) => Number(p.private) === port.number && p.public);
     const where = mapping ? ` → ${mapping.ip ? `${mapping.ip}:` : ""}${mapping.public}` : "";
-    return h("span", { class: "podbook-port", "data-port": port.spec, text: port.spec + where });
+    return [h("span", { class: "podbook-port", "data-port": port.spec, text: port.spec + where }), tag];
   });
   return h(
     "div",
     { class: "podbook-section podbook-ports" },
     h("span", { class: "podbook-label", text: "Ports" }),
-    items,
+    items.flat(),
   );
 }
 
@@ -514,9 +547,9 @@ function render({ model, el }) {
         ...notices(model),
         tabBar(state.tab, selectTab),
         facts(pod, uptimeText()),
-        sshSection(pod, feedback, rerender),
+        sshSection(pod, feedback, rerender, model.get("services")),
         workSection(model.get("remote")),
-        portsSection(pod),
+        portsSection(pod, model.get("services")),
         utilizationSection(pod),
         envSection(pod, state),
         actionsSection(model, pod, state, rerender),
@@ -566,7 +599,7 @@ function render({ model, el }) {
   const unsubscribePod = onTraits(model, ["pod"], onPodChange);
   const unsubscribeRest = onTraits(
     model,
-    ["error", "busy", "connection", "updated", "remote", "spend", "guard"],
+    ["error", "busy", "connection", "updated", "remote", "spend", "guard", "services"],
     rerender,
   );
   const onTab = () => selectTab(model.get("tab"));

@@ -12,6 +12,7 @@ from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
 from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
 from podbook.notebook.panels.guardwatch import PanelGuard
 from podbook.notebook.panels.podlogs import LogFollower
+from podbook.notebook.panels.readyfeed import FEED as READY
 from podbook.notebook.panels.snapshot import pod_html, pod_text
 from podbook.notebook.panels.spendfeed import FEED
 
@@ -37,6 +38,9 @@ class PodPanel(Panel):
     guard = traitlets.Dict().tag(sync=True)
     """The pod guard's last report (:meth:`podbook.guard.GuardStatus.to_dict`: ``state``,
     ``deadline``, ``busy``, ``summary``...); empty for an unguarded pod (``guardwatch``)."""
+    services = traitlets.Dict().tag(sync=True)
+    """Which of the RUNNING pod's services answer: ``{"ssh"|"jupyter"|"8000/http": {"state":
+    "ready"|"listening"|"waiting", "note"}}``; empty while it is not RUNNING (``readyfeed``)."""
     spend = traitlets.Dict().tag(sync=True)
     """The pod's spend from the billing records: ``total`` and ``per_hour`` (USD), ``as_of``
     (ISO time the records reach), ``lagging``; read at most every 30 s (``spendfeed``)."""
@@ -74,7 +78,13 @@ class PodPanel(Panel):
         elif self.pod_id in snapshot.gone_pods:
             self.pod = terminated(self.pod)
         self.guard_feed.follow(self.pod)
+        READY.request(self.pod, self._take_services)
         FEED.request(self.client, self.pod, self._take_spend)
+
+    def _take_services(self, services: dict[str, Any]) -> None:
+        if services != self.services:
+            with self._lock:
+                self.services = services
 
     def _take_spend(self, spend: dict[str, Any]) -> None:
         with self._lock:

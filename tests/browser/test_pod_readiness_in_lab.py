@@ -1,0 +1,63 @@
+"""Readiness in the pod panel, in a real JupyterLab: a new pod with Jupyter reads RUNNING while
+its Jupyter server still starts: the panel says "starting…" beside its 8888/http link, then
+"ready" once the server answers (on an emulator whose pods really run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.sync_api import expect
+
+from .jupyterlab import LabServer, open_and_run_all, write_notebook
+
+NOTEBOOK = "pod_readiness.ipynb"
+# An image whose Jupyter takes a while to come up, as the service's do: a config file on the
+# server's search path that sleeps while it loads (the panel must be seen saying so).
+SLOW_CONFIG = "import time\ntime.sleep(8)\n"
+
+
+def cells(slow: Path) -> list[str]:
+    return [
+        "%load_ext podbook",
+        'pod = %pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch '
+        "--ports 8888/http --jupyter --args 'exec sleep 600' --name browser-ready "
+        f"--env JUPYTER_CONFIG_PATH={slow}",
+    ]
+
+
+TIMEOUT_MS = 60_000
+
+
+def test_jupyter_reads_starting_then_ready(
+    page: Any,
+    local_lab: LabServer,
+    local_emulator: Any,
+    artifacts_dir: Path,
+    console_messages: list[str],
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "jupyter_server_config.py").write_text(SLOW_CONFIG)
+    write_notebook(local_lab.root_dir, NOTEBOOK, cells(tmp_path))
+    open_and_run_all(page, local_lab, NOTEBOOK)
+    panel = page.locator(".podbook-pod")
+    expect(panel).to_have_count(1, timeout=TIMEOUT_MS)
+    pod_id = panel.get_attribute("data-pod-id")
+    jupyter = panel.locator('[data-service="jupyter"]')
+    try:
+        expect(panel).to_have_attribute("data-status", "RUNNING", timeout=TIMEOUT_MS)
+        expect(jupyter).to_have_attribute("data-state", "waiting", timeout=TIMEOUT_MS)
+        expect(jupyter).to_have_text("starting…")
+        expect(jupyter).to_have_attribute("data-state", "ready", timeout=TIMEOUT_MS)
+        expect(jupyter).to_have_text("ready")
+        link = panel.locator('a[data-port="8888/http"]').get_attribute("href")
+        assert httpx.get(f"{link}login", timeout=10).status_code == 200  # it really answers
+        page.screenshot(path=str(artifacts_dir / "pod_readiness_ready.png"))
+    except AssertionError:
+        page.screenshot(path=str(artifacts_dir / "pod_readiness_failure.png"))
+        print("\n".join(console_messages[-30:]))
+        raise
+    finally:
+        with local_emulator.http() as http:
+            http.delete(f"/v2/pods/{pod_id}")
