@@ -277,3 +277,20 @@ def on_a_fresh_node(action: Any, tries: int = 3) -> Any:
             if "not attached to the DOM" not in str(err) or attempt == tries - 1:
                 raise
     return None
+
+
+@contextlib.contextmanager
+def pod_under_test(
+    page: Any, emulator: Any, pod_id: str, evidence: Path, console: list[str]
+) -> Any:
+    """The block's assertions on a pod's panel: on a failure, a screenshot (``evidence``) and
+    the browser console's last lines; the pod is deleted afterwards in any case."""
+    try:
+        yield
+    except AssertionError:
+        page.screenshot(path=str(evidence))
+        print("\n".join(console[-30:]))
+        raise
+    finally:
+        with emulator.http() as http:
+            http.delete(f"/v2/pods/{pod_id}")

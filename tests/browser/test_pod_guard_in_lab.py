@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from .jupyterlab import LabServer, open_and_run_all, write_notebook
+from .jupyterlab import LabServer, open_and_run_all, pod_under_test, write_notebook
 
 NOTEBOOK = "pod_guard.ipynb"
 CELLS = [
@@ -38,7 +38,9 @@ def test_the_countdown_shows_and_extend_moves_the_deadline(
     assert pod_id, "the panel does not name its pod"
     guard = panel.locator('[data-field="guard"]')
     countdown = guard.locator('[data-guard="summary"]')
-    try:
+    with pod_under_test(
+        page, local_emulator, pod_id, artifacts_dir / "pod_guard_failure.png", console_messages
+    ):
         expect(panel).to_have_attribute("data-status", "RUNNING", timeout=TIMEOUT_MS)
         expect(guard).to_have_attribute("data-state", "idle", timeout=TIMEOUT_MS)
         expect(countdown).to_have_text(re.compile(r"^idle stop in (9|10) min$"))
@@ -53,10 +55,3 @@ def test_the_countdown_shows_and_extend_moves_the_deadline(
         page.screenshot(path=str(artifacts_dir / "pod_guard_extended.png"))
         assert local_emulator.api_key not in page.content(), "the API key reached the page"
         assert "rpa_pod_" not in page.content(), "the pod-scoped key reached the page"
-    except AssertionError:
-        page.screenshot(path=str(artifacts_dir / "pod_guard_failure.png"))
-        print("\n".join(console_messages[-30:]))
-        raise
-    finally:
-        with local_emulator.http() as http:
-            http.delete(f"/v2/pods/{pod_id}")

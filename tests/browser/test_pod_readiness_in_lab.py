@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
-from .jupyterlab import LabServer, open_and_run_all, write_notebook
+from .jupyterlab import LabServer, open_and_run_all, pod_under_test, write_notebook
 
 NOTEBOOK = "pod_readiness.ipynb"
 # An image whose Jupyter takes a while to come up, as the service's do: a config file on the
@@ -45,7 +45,9 @@ def test_jupyter_reads_starting_then_ready(
     expect(panel).to_have_count(1, timeout=TIMEOUT_MS)
     pod_id = panel.get_attribute("data-pod-id")
     jupyter = panel.locator('[data-service="jupyter"]')
-    try:
+    with pod_under_test(
+        page, local_emulator, pod_id, artifacts_dir / "pod_readiness_failure.png", console_messages
+    ):
         expect(panel).to_have_attribute("data-status", "RUNNING", timeout=TIMEOUT_MS)
         expect(jupyter).to_have_attribute("data-state", "waiting", timeout=TIMEOUT_MS)
         expect(jupyter).to_have_text("starting…")
@@ -54,10 +56,3 @@ def test_jupyter_reads_starting_then_ready(
         link = panel.locator('a[data-port="8888/http"]').get_attribute("href")
         assert httpx.get(f"{link}login", timeout=10).status_code == 200  # it really answers
         page.screenshot(path=str(artifacts_dir / "pod_readiness_ready.png"))
-    except AssertionError:
-        page.screenshot(path=str(artifacts_dir / "pod_readiness_failure.png"))
-        print("\n".join(console_messages[-30:]))
-        raise
-    finally:
-        with local_emulator.http() as http:
-            http.delete(f"/v2/pods/{pod_id}")
