@@ -15,9 +15,8 @@ at most 1.5x the process runtime on both):
 - from ``POST /v2/pods`` (with ``startJupyter`` and ``8888/http``) to the pod's Jupyter
   serving its login page on the public port: p50 over ``--jupyter-pods`` pods;
 - the memory of 20 running pods with SSH and a sleeping ``args`` (the emulator and every
-  process it started, resident set sizes summed: shared pages are counted in each process, so
-  this is an upper bound), beside the same 20 pods on the ``--runtime none`` emulator in the
-  same run.
+  process it started, proportional set sizes summed: a page shared by n processes counts 1/n
+  in each), beside the same 20 pods on the ``--runtime none`` emulator in the same run.
 """
 
 from __future__ import annotations
@@ -121,12 +120,17 @@ def time_to_ssh(emu: Emulator, key: Path, count: int) -> tuple[list[float], list
 
 
 def tree_mb(pid: int) -> tuple[float, int]:
-    """Resident memory of a process and every descendant, MB; and how many processes."""
+    """Memory of a process and every descendant, MB (proportional set size: a page shared by
+    n processes counts 1/n in each, so shared libraries and the interpreter's pages are not
+    counted once per process; resident set size where PSS cannot be read); and how many."""
     root = psutil.Process(pid)
     processes = [root, *root.children(recursive=True)]
     total = 0
     for process in processes:
         try:
+            info = process.memory_full_info()
+            total += getattr(info, "pss", info.rss)
+        except psutil.AccessDenied:
             total += process.memory_info().rss
         except psutil.Error:
             continue
@@ -134,7 +138,14 @@ def tree_mb(pid: int) -> tuple[float, int]:
 
 
 def hold_pods(emu: Emulator, count: int, local: bool) -> tuple[float, float, int]:
-    """Memory (MB) before and with ``count`` RUNNING pods, and the processes then."""
+    """Memory (MB) before and with ``count`` RUNNING pods, and the processes then. "Before" is
+    read once no pod process of the earlier steps is left."""
+    wait_until(
+        lambda: not psutil.Process(emu.proc.pid).children(recursive=True),
+        60,
+        "the earlier pods' processes to end",
+        every=0.2,
+    )
     before, _ = tree_mb(emu.proc.pid)
     with emu.http() as http:
         ids = []
@@ -253,7 +264,7 @@ def main() -> None:
             f" · Jupyter login page {p50(fig['jupyter']):.2f} s"
         )
     print()
-    print(f"{HELD_PODS} running pods with SSH and a sleeping args (RSS of the emulator's tree):")
+    print(f"{HELD_PODS} running pods with SSH and a sleeping args (PSS of the emulator's tree):")
     cost = {}
     for name, (before, held, processes) in memory.items():
         cost[name] = (held - before) - (none_held - none_before)

@@ -209,3 +209,15 @@ def test_the_jupyter_server_and_its_kernels_run_in_the_box(boxed: Any) -> None:
                 kernel.close(shutdown=True)
         finally:
             client.pods.terminate(pod.id)
+
+
+def test_many_boxed_pods_run_at_once(http: Any) -> None:
+    # more than the emulator's default thread pool: no box may hold a thread while it runs
+    pods = [create_pod(http, args=f"echo up {i}; exec sleep 600") for i in range(10)]
+    try:
+        for i, pod in enumerate(pods):
+            wait_status(http, pod["id"], "RUNNING", timeout=60)
+            assert log_lines(http, pod["id"], f"up {i}", timeout=60)[-1] == f"up {i}"
+    finally:
+        for pod in pods:
+            http.delete(f"/v2/pods/{pod['id']}")

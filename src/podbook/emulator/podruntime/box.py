@@ -72,6 +72,8 @@ class BoxChild:
         self.returncode: int | None = None
         self._conn = conn
         self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[int]]] = []
         threading.Thread(target=self._await_exit, daemon=True).start()
 
     def _await_exit(self) -> None:
@@ -79,8 +81,24 @@ class BoxChild:
         with contextlib.suppress(OSError, ValueError), self._conn:
             message = _read_message(self._conn)
             code = int(message.get("exit", code))
-        self.returncode = code
-        self._done.set()
+        with self._lock:
+            self.returncode = code
+            self._done.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # a loop that is closed by now
+                loop.call_soon_threadsafe(_settle, future, code)
+
+    async def wait_async(self) -> int:
+        """Wait for the end without holding a thread (the exit is read by the child's own)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._done.is_set():
+                assert self.returncode is not None
+                return self.returncode
+            future: asyncio.Future[int] = loop.create_future()
+            self._waiters.append((loop, future))
+        return await future
 
     def poll(self) -> int | None:
         """The exit code once the process has ended (a signal: its negative number)."""
@@ -90,6 +108,11 @@ class BoxChild:
         """Wait for the end (blocking); the exit code, or None after ``timeout``."""
         self._done.wait(timeout)
         return self.returncode
+
+
+def _settle(future: asyncio.Future[int], code: int) -> None:
+    if not future.done():
+        future.set_result(code)
 
 
 def _read_message(conn: socket.socket) -> dict:
@@ -158,7 +181,7 @@ class Box:
                     os.set_inheritable(fd, True)
 
             argv = [program, *bwrap_args(plan, top_level())]
-            argv += ["--", python or _python(), boxinit.__file__]
+            argv += ["--", python or _python(), "-S", boxinit.__file__]
             env = {"PODBOOK_BOX": json.dumps(spec), "PATH": os.environ.get("PATH", "")}
             process = subprocess.Popen(
                 argv,
@@ -299,8 +322,7 @@ class AsyncBoxProcess:
 
     async def wait(self) -> int:
         """Wait for the end (a process the box lost reads as killed)."""
-        code = await asyncio.to_thread(self.child.wait)
-        return -int(signal.SIGKILL) if code is None else code
+        return await self.child.wait_async()
 
     @classmethod
     async def start(

@@ -1,7 +1,8 @@
 """The first process of a pod's bubblewrap box: it starts the pod's processes and carries its
 ports. Standard library only; run as ``python boxinit.py`` inside the box.
 
-From its environment (``PODBOOK_BOX``: JSON) it takes the descriptors the emulator opened for
+Threads and blocking sockets, no asyncio: it is one small process in every pod (run with
+``python -S``). From its environment (``PODBOOK_BOX``: JSON) it takes the descriptors the emulator opened for
 it before the box existed: ``control`` (a listening Unix socket) and ``relays`` (listening TCP
 sockets on the host's ``127.0.0.1``, each with the *private* port it serves). Listening
 sockets keep their network namespace, so the host's public ports are accepted here and each
@@ -25,7 +26,6 @@ host).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import json
@@ -125,59 +125,75 @@ def _serve_control(control: socket.socket) -> None:
         threading.Thread(target=_handle, args=(conn,), daemon=True).start()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while chunk := await reader.read(CHUNK):
-            writer.write(chunk)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (ConnectionError, OSError):
+def _pump(source: socket.socket, target: socket.socket) -> None:
+    """Copy ``source`` to ``target`` until its end, then pass the end on."""
+    with contextlib.suppress(OSError):
+        while chunk := source.recv(CHUNK):
+            target.sendall(chunk)
+    with contextlib.suppress(OSError):
+        target.shutdown(socket.SHUT_WR)
+
+
+def _carry(client: socket.socket, open_peer) -> None:  # noqa: ANN001
+    """Carry one connection both ways to the peer ``open_peer()`` connects; closed at once
+    when the peer cannot be reached (nothing listens on the private port yet)."""
+    with client:
+        try:
+            peer = open_peer()
+        except OSError:
+            return
+        with peer:
+            back = threading.Thread(target=_pump, args=(peer, client), daemon=True)
+            back.start()
+            _pump(client, peer)
+            back.join()
+
+
+def _accept(listener: socket.socket, open_peer) -> None:  # noqa: ANN001
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            return
+        threading.Thread(target=_carry, args=(client, open_peer), daemon=True).start()
+
+
+def _unix(path: str):  # noqa: ANN202
+    def connect() -> socket.socket:
+        peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            peer.connect(path)
+        except OSError:
+            peer.close()
+            raise
+        return peer
+
+    return connect
+
+
+def _tcp(port: int):  # noqa: ANN202
+    return lambda: socket.create_connection(("127.0.0.1", port))
+
+
+def main(spec: dict) -> None:
+    """Serve the box until SIGTERM (see the module docstring)."""
+    for port, path in spec.get("bridges", []):  # a port of the pod's loopback → a host socket
+        listener = socket.create_server(("127.0.0.1", port))
+        threading.Thread(target=_accept, args=(listener, _unix(path)), daemon=True).start()
+    for fd, port in spec.get("relays", []):
+        listener = socket.socket(fileno=fd)
+        listener.setblocking(True)
+        threading.Thread(target=_accept, args=(listener, _tcp(port)), daemon=True).start()
+    control = socket.socket(fileno=spec["control"])
+    threading.Thread(target=_serve_control, args=(control,), daemon=True).start()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    print("ready", flush=True)
+    while not stop.wait(3600):
         pass
 
 
-async def _carry(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter, open_peer) -> None:  # noqa: ANN001
-    """Carry one connection both ways to the peer ``open_peer()`` opens; closed at once when
-    the peer cannot be reached (nothing listens on the private port yet)."""
-    try:
-        peer_r, peer_w = await open_peer()
-    except OSError:
-        client_w.close()
-        return
-    try:
-        await asyncio.gather(_pipe(client_r, peer_w), _pipe(peer_r, client_w))
-    finally:
-        for writer in (peer_w, client_w):
-            writer.close()
-
-
-async def _main(spec: dict) -> None:
-    for port, path in spec.get("bridges", []):  # a port of the pod's loopback → a host socket
-
-        async def bridge(
-            r: asyncio.StreamReader, w: asyncio.StreamWriter, path: str = path
-        ) -> None:
-            await _carry(r, w, lambda: asyncio.open_unix_connection(path))
-
-        await asyncio.start_server(bridge, "127.0.0.1", port)
-    for fd, port in spec.get("relays", []):
-        listener = socket.socket(fileno=fd)
-        listener.setblocking(False)
-
-        async def carry(r: asyncio.StreamReader, w: asyncio.StreamWriter, port: int = port) -> None:
-            await _carry(r, w, lambda: asyncio.open_connection("127.0.0.1", port))
-
-        await asyncio.start_server(carry, sock=listener)
-    control = socket.socket(fileno=spec["control"])
-    threading.Thread(target=_serve_control, args=(control,), daemon=True).start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    print("ready", flush=True)
-    await stop.wait()
-
-
 if __name__ == "__main__":
-    asyncio.run(_main(json.loads(os.environ.pop("PODBOOK_BOX"))))
+    main(json.loads(os.environ.pop("PODBOOK_BOX")))
     sys.exit(0)

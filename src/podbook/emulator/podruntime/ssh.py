@@ -227,6 +227,9 @@ async def _pump(fd: int, target: asyncssh.SSHWriter[bytes]) -> None:
 
 async def _wait_child(child: subprocess.Popen[bytes]) -> int:
     """Wait for ``child`` without blocking the loop (a pidfd, else a thread)."""
+    wait_async = getattr(child, "wait_async", None)
+    if wait_async is not None:  # a process in the pod's box (box.BoxChild)
+        return int(await wait_async())
     try:
         fd = os.pidfd_open(child.pid)
     except (AttributeError, OSError):
