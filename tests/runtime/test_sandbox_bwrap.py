@@ -221,3 +221,44 @@ def test_many_boxed_pods_run_at_once(http: Any) -> None:
     finally:
         for pod in pods:
             http.delete(f"/v2/pods/{pod['id']}")
+
+
+def _pod_processes(pod_id: str) -> dict[int, float]:
+    """The processes whose environment names ``pod_id``: host pid → start time."""
+    import psutil
+
+    found = {}
+    for proc in psutil.process_iter(["pid", "environ", "create_time"], ad_value=None):
+        if (proc.info["environ"] or {}).get("RUNPOD_POD_ID") == pod_id:
+            found[proc.info["pid"]] = proc.info["create_time"]
+    return found
+
+
+def test_nothing_of_a_box_outlives_a_kill_9_of_the_emulator(
+    emulator_class: Any, tmp_path: Path
+) -> None:
+    import signal
+
+    emu = emulator_class(tmp_path, extra_args=(*LOCAL, "--sandbox", "bwrap"))
+    emu.start()
+    try:
+        with emu.http() as http:
+            escapes = (
+                "setsid sleep 1001 & (sleep 1002 &); nohup sleep 1003 > /dev/null 2>&1 & "
+                "echo ready; exec sleep 1004"
+            )
+            pod = create_pod(http, args=escapes)
+            wait_status(http, pod["id"], "RUNNING")
+            log_lines(http, pod["id"], "ready")
+            old = _pod_processes(pod["id"])
+            assert len(old) >= 4  # the main process and three that left its session or group
+        assert emu.proc is not None
+        emu.proc.send_signal(signal.SIGKILL)
+        emu.proc.wait(10)
+        emu.start()
+        with emu.http() as http:  # the next start runs the pod again: a boot of its own
+            wait_status(http, pod["id"], "RUNNING")
+        now = _pod_processes(pod["id"])
+        assert not [pid for pid, started in old.items() if now.get(pid) == started]
+    finally:
+        emu.stop()
