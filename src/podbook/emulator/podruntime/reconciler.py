@@ -114,6 +114,8 @@ class LocalRuntime:
             log.info("killed %d leftover pod process(es) of an earlier run", killed)
         self._claim_own_trees()
         log.info("local runtime: pod processes tracked by %s", self.confinement.mode)
+        if self.settings.sandbox == "bwrap":
+            log.info("local runtime: each pod runs in a bubblewrap box (--sandbox bwrap)")
         self.emulator.views.live = self.measure
         self._started_at = self.emulator.clock()
         self._task = asyncio.get_running_loop().create_task(self._loop())
