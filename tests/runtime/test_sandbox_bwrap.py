@@ -33,8 +33,10 @@ def http(boxed: Any) -> Any:
 
 
 def run_dir(emu: Any, pod_id: str) -> Path:
-    """The host folder a boxed pod sees at /run/podbook (the emulator log names it)."""
-    for line in Path(emu.log_path).read_text(errors="replace").splitlines():
+    """The host folder the pod's current box shows at /run/podbook (the emulator's log names
+    it at each start)."""
+    lines = Path(emu.log_path).read_text(errors="replace").splitlines()
+    for line in reversed(lines):
         if f"box of {pod_id}: " in line:
             return Path(line.rsplit("run folder ", 1)[1].strip())
     raise AssertionError(f"no box of {pod_id} in the emulator's log")
@@ -144,7 +146,8 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
             ]  # fmt: skip
             shell = subprocess.run(
                 ["ssh", *options, *common, f"root@{direct.host}",
-                 "pwd; hostname; echo $HOME; echo from-ssh > /workspace/s.txt; ls /proc | grep -c '^[0-9]'"],
+                 "pwd; hostname; echo $HOME; echo from-ssh > /workspace/s.txt; touch /root/gone; "
+                 "ls /proc | grep -c '^[0-9]'"],
                 capture_output=True, text=True, timeout=60,
             )  # fmt: skip
             assert shell.returncode == 0, shell.stderr
@@ -163,6 +166,18 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
             assert (tmp_path / "s.txt").read_text() == "from-ssh\n"
             volume = Path(boxed.home) / "podruntime" / "pods" / pod.id / "persistent"
             assert (volume / "up.txt").read_text() == "from-sftp\n"
+            client.pods.stop(pod.id)  # what SSH wrote on the volume survives a stop/start,
+            client.pods.wait_for(pod, "EXITED", timeout=30, poll_interval=0.1)
+            client.pods.start(pod.id)  # what it wrote on the container disk does not
+            client.pods.wait_for(pod, "RUNNING", ready="ssh", timeout=30, poll_interval=0.1)
+            direct = client.pods.get(pod.id).ssh.direct
+            options = ["-i", str(key.private), "-p", str(direct.port)]
+            after = subprocess.run(
+                ["ssh", *options, *common, f"root@{direct.host}",
+                 "cat /workspace/s.txt /workspace/up.txt; ls -A /root | grep -vc '^[.]pyenv$'"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert after.stdout.split() == ["from-ssh", "from-sftp", "0"], after.stderr
             # an SSH session is activity for the pod guard, though it ends outside the box
             session = subprocess.Popen(
                 ["ssh", *options, *common, f"root@{direct.host}", "cat"],
@@ -170,7 +185,11 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
             )  # fmt: skip
             try:
                 count = run_dir(boxed, pod.id) / "ssh-direct"
-                wait_for(lambda: count.read_text().strip() == "1", 15, what="one session noted")
+                wait_for(
+                    lambda: count.exists() and count.read_text().strip() == "1",
+                    15,
+                    what="one session noted",
+                )
             finally:
                 session.stdin.close()
                 session.wait(10)
@@ -262,3 +281,35 @@ def test_nothing_of_a_box_outlives_a_kill_9_of_the_emulator(
         assert not [pid for pid, started in old.items() if now.get(pid) == started]
     finally:
         emu.stop()
+
+
+def test_a_network_volume_is_at_its_own_paths_in_two_boxes(http: Any, boxed: Any) -> None:
+    volume = http.post(
+        "/v2/network-volumes", json={"name": "shared", "size": 10, "dataCenter": "EU-RO-1"}
+    )
+    assert volume.status_code == 201, volume.text
+    volume_id = volume.json()["id"]
+    writer = create_pod(
+        http,
+        mounts={"network": [{"volumeId": volume_id, "path": "/data"}]},
+        args="echo from-writer > /data/note.txt; echo wrote; exec sleep 600",
+    )
+    reader = None
+    try:
+        wait_status(http, writer["id"], "RUNNING")
+        log_lines(http, writer["id"], "wrote")
+        reader = create_pod(
+            http,
+            mounts={"network": [{"volumeId": volume_id, "path": "/mnt/shared"}]},
+            args='cat /mnt/shared/note.txt; echo "cwd $(pwd)"; exec sleep 600',
+        )
+        wait_status(http, reader["id"], "RUNNING")
+        lines = log_lines(http, reader["id"], "cwd ")
+        assert lines[-2:] == ["from-writer", "cwd /mnt/shared"]
+    finally:
+        for pod in (writer, reader):
+            if pod is not None:
+                http.delete(f"/v2/pods/{pod['id']}")
+    folder = Path(boxed.home) / "podruntime" / "volumes" / volume_id
+    assert (folder / "note.txt").read_text() == "from-writer\n"
+    assert http.delete(f"/v2/network-volumes/{volume_id}").status_code in (200, 204)
