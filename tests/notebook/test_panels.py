@@ -45,8 +45,10 @@ def click(panel: Any, action: str) -> None:
 
 def test_panel_follows_the_lifecycle_through_the_refresher(ip: Any, comms: Any) -> None:
     pod, panel = create_panel(ip, "--ports 8888/http,22/tcp --ssh")
-    wait_until(lambda: panel.pod["status"] == "RUNNING")
-    sent = statuses_sent(comm_of(comms, panel).messages)
+    comm = comm_of(comms, panel)
+    # the trait holds RUNNING a moment before its update message is sent: wait for the message
+    wait_until(lambda: statuses_sent(comm.messages)[-1:] == ["RUNNING"])
+    sent = statuses_sent(comm.messages)
     assert sent[0] == "PROVISIONING" and sent[-1] == "RUNNING", sent
     assert all(s in ("PROVISIONING", "STARTING", "RUNNING") for s in sent)
     wait_until(lambda: panel.pod.get("runtime"))
