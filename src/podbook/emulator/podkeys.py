@@ -52,8 +52,7 @@ def resolve(store: Store, key: str) -> tuple[str, str] | None:
 
 def check_scope(pod_id: str, method: str, route_path: str, path_id: str | None) -> None:
     """403 unless a key scoped to ``pod_id`` may make this call."""
-    verb = "HEAD" if method == "HEAD" else method
-    if (("GET" if verb == "HEAD" else verb), route_path) in ALLOWED and path_id == pod_id:
+    if ("GET" if method == "HEAD" else method, route_path) in ALLOWED and path_id == pod_id:
         return
     raise Problem(
         403,

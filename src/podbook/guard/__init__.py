@@ -5,7 +5,7 @@ idle_stop="30m")``, ``%pod create ... --idle-stop 30m``) starts a small POSIX sh
 (``guard.sh``) beside its own command. The script watches SSH sessions, the pod's Jupyter
 kernels and its GPUs, and stops (or terminates) its own pod with the pod-scoped key the
 service puts in every pod, so it works with the notebook, the kernel and the laptop gone.
-It reports on its own log; :func:`guard_state` reads that back. See ``docs/cost-control.md``.
+It reports on its own log; :func:`read_status` reads that back. See ``docs/cost-control.md``.
 """
 
 from __future__ import annotations

@@ -177,11 +177,6 @@ def status_from(record: Any, lines: Iterable[Any]) -> GuardStatus | None:
     return status if status is not None else GuardStatus(state="unknown", settings=settings)
 
 
-def summary_of(status: GuardStatus | None, now: float | None = None) -> str:
-    """:meth:`GuardStatus.describe`, or ``no guard`` for an unguarded pod."""
-    return "no guard" if status is None else status.describe(now)
-
-
 def fired_line(status: GuardStatus) -> str:
     """``stopped after 30m idle`` / ``stopped: max runtime 4h reached`` of a fired guard."""
     if status.state != "fired" or status.settings is None:

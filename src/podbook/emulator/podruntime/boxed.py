@@ -51,18 +51,13 @@ class OpenBox:
         shutil.rmtree(self.run, ignore_errors=True)
 
 
-def workdir_of(sandbox: Sandbox) -> str:
-    """The pod's working directory as it sees it: its first mount path, else ``/``."""
-    return next(iter(sandbox.mounts), "/")
-
-
 def boxed_env(sandbox: Sandbox) -> dict[str, str]:
     """The pod's environment with the paths it has in its box (``HOME=/root``, the mounts at
     their own paths, ``/tmp`` its own)."""
     env = dict(sandbox.env)
     env.pop("TMPDIR", None)
     env["HOME"] = "/root"
-    env["RUNPOD_WORKSPACE"] = workdir_of(sandbox)
+    env["RUNPOD_WORKSPACE"] = sandbox.mount_workdir()
     env["RUNPOD_CONTAINER_DISK"] = "/"
     for name in [n for n in env if n.startswith("RUNPOD_MOUNT_")]:
         del env[name]
@@ -126,7 +121,7 @@ async def open_box(
         mounts=dict(sandbox.mounts),
         hidden=tuple(hidden),
         hidden_files=tuple(hidden_files),
-        workdir=workdir_of(sandbox),
+        workdir=sandbox.mount_workdir(),
         run=run,
     )
     try:

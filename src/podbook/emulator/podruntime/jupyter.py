@@ -233,7 +233,7 @@ class PodJupyterServer:
         box = sandbox.box
         # In a box the server listens on the private port; the box carries the public one.
         listen = PRIVATE_PORT if box is not None else port
-        root_dir = sandbox.env.get("RUNPOD_WORKSPACE", "/") if box is not None else sandbox.workdir
+        root_dir = sandbox.cwd
         config_path = write_config(
             dirs["JUPYTER_CONFIG_DIR"],
             host=host,

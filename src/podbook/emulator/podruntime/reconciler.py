@@ -41,7 +41,7 @@ from typing import Any
 from podbook.emulator.lifecycle import RUNNING, running_since, status_of
 from podbook.emulator.podkeys import pod_key
 from podbook.emulator.podlogs import log_book
-from podbook.emulator.podruntime.boxed import OpenBox, boxed_env, open_box, workdir_of
+from podbook.emulator.podruntime.boxed import OpenBox, boxed_env, open_box
 from podbook.emulator.podruntime.confine import Confinement, PodGroup, process_children
 from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
 from podbook.emulator.podruntime.ledger import Ledger
@@ -259,7 +259,7 @@ class LocalRuntime:
                 output = lambda lines: self._log(account_id, pod_id, lines, "container")  # noqa: E731
                 if sandbox.box is not None:
                     live.main = await MainProcess.start_in_box(
-                        args, sandbox.box, sandbox.env, workdir_of(sandbox), output
+                        args, sandbox.box, sandbox.env, sandbox.cwd, output
                     )
                 else:
                     live.main = await MainProcess.start(args, sandbox, output)

@@ -36,6 +36,16 @@ class Sandbox:
     """With ``--sandbox bwrap``: the pod's :class:`~.box.Box`; its processes start in it, and
     ``env`` holds the paths the pod sees there."""
 
+    def mount_workdir(self) -> str:
+        """The working directory a box gives the pod: its first mount path, else ``/``."""
+        return next(iter(self.mounts), "/")
+
+    @property
+    def cwd(self) -> str:
+        """The working directory of the pod's processes as they name it: in a box
+        :meth:`mount_workdir`, otherwise the real folder ``workdir``."""
+        return self.mount_workdir() if self.box is not None else str(self.workdir)
+
     def preexec_then(self, then: Callable[[], None] | None = None) -> Callable[[], None] | None:
         """The ``preexec_fn`` of a pod process: :attr:`preexec`, then ``then``."""
         first = self.preexec

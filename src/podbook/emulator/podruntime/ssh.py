@@ -484,7 +484,7 @@ class PodSshServer:
         for name, value in process.env.items():  # what sshd's usual AcceptEnv takes
             if name == "LANG" or name.startswith("LC_"):
                 env[name] = value
-        env["HOME"] = str(self.sandbox.workdir)
+        env.setdefault("HOME", str(self.sandbox.workdir))  # a box's env says /root
         env[MARKER_VAR] = self._token
         if process.term_type:
             env["TERM"] = process.term_type
@@ -588,13 +588,11 @@ class PodSshServer:
         would pass some on)."""
         box = self.sandbox.box
         if box is not None:  # --sandbox bwrap: the session runs in the pod's box
-            env = self._environment(process)
-            env["HOME"] = self.sandbox.env.get("HOME", "/root")
             child: Any = await asyncio.to_thread(
                 box.spawn,
                 argv,
-                env=env,
-                cwd=self.sandbox.env.get("RUNPOD_WORKSPACE", "/"),
+                env=self._environment(process),
+                cwd=self.sandbox.cwd,
                 stdin=kwargs["stdin"],
                 stdout=kwargs["stdout"],
                 stderr=kwargs["stderr"],
