@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "remote"))
+for helpers in ("remote", "runtime"):  # transfer_helpers, ssh_helpers
+    sys.path.insert(0, str(Path(__file__).parent.parent / helpers))
 
 from transfer_helpers import new_key, registered, typed_client  # noqa: E402
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from pod_helpers import GPU
 from processes import wait_for
+from ssh_helpers import Endpoint
 
 from podbook import Client
 from podbook.guard import GuardStatus, latest
@@ -78,13 +79,10 @@ def openssh_session(pod: Any, key: SshKeyPair) -> subprocess.Popen[bytes]:
     """A real OpenSSH session into the pod's direct endpoint running ``cat`` (it lasts until
     the process is ended); it tries again while the pod's SSH server is not listening yet."""
     direct = pod.ssh.direct
+    endpoint = Endpoint(direct.host, direct.port, direct.username)
     return subprocess.Popen(
-        [
-            "ssh", "-i", str(key.private), "-p", str(direct.port),
-            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-o", "ConnectionAttempts=20",
-            f"{direct.username}@{direct.host}", "cat",
-        ],
+        [*endpoint.base(key.private), "-o", "IdentitiesOnly=yes", "-o", "ConnectionAttempts=20",
+         "cat"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
 

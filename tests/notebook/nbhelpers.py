@@ -6,12 +6,40 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+
+
+def point_at(monkeypatch: Any, emulator: Any, home: Any) -> None:
+    """Point podbook at ``emulator`` through the environment only (no other target, no key in
+    a cell), with its files in ``home``."""
+    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PODBOOK_URL", emulator.url)
+    monkeypatch.setenv("RUNPOD_API_KEY", emulator.api_key)
+    monkeypatch.setenv("PODBOOK_HOME", str(home))
+
+
+@contextmanager
+def podbook_loaded(shell: InteractiveShell, *settings: str) -> Iterator[InteractiveShell]:
+    """``shell`` with ``%load_ext podbook`` and these ``%config`` lines done for the block,
+    unloaded and its ``PodMagics`` settings forgotten afterwards."""
+    shell.config.pop("PodMagics", None)
+    with capture_output():
+        shell.run_line_magic("load_ext", "podbook")
+        for line in settings:
+            shell.run_line_magic("config", line)
+    try:
+        yield shell
+    finally:
+        with capture_output():
+            shell.run_line_magic("unload_ext", "podbook")
+        shell.config.pop("PodMagics", None)
 
 
 def magics_of(shell: InteractiveShell) -> Any:
@@ -153,11 +181,7 @@ def run_headless(cells: list[str], emulator: Any, tmp_path: Any, monkeypatch: An
     import nbformat
     from nbclient import NotebookClient
 
-    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PODBOOK_URL", emulator.url)
-    monkeypatch.setenv("RUNPOD_API_KEY", emulator.api_key)
-    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "home"))
+    point_at(monkeypatch, emulator, tmp_path / "home")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     NotebookClient(

@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import capture_output
-from nbhelpers import run_cell
+from nbhelpers import podbook_loaded, point_at, run_cell
 from processes import wait_for
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "guard"))
-sys.path.insert(0, str(Path(__file__).parent.parent / "remote"))
+for helpers in ("guard", "remote", "runtime"):  # guard_helpers and what it uses
+    sys.path.insert(0, str(Path(__file__).parent.parent / helpers))
 
 from guard_helpers import guarded_pod, status_of, wait_guard, wait_status  # noqa: E402
 
@@ -46,21 +45,9 @@ def gip(
     shell: InteractiveShell, local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[InteractiveShell]:
     """The shell with podbook loaded, pointed at the module's local-runtime emulator."""
-    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PODBOOK_URL", local.url)
-    monkeypatch.setenv("RUNPOD_API_KEY", local.api_key)
-    monkeypatch.setenv("PODBOOK_HOME", str(tmp_path / "home"))
-    shell.config.pop("PodMagics", None)
-    with capture_output():
-        shell.run_line_magic("load_ext", "podbook")
-        shell.run_line_magic("config", "PodMagics.show_panels = False")
-    try:
+    point_at(monkeypatch, local, tmp_path / "home")
+    with podbook_loaded(shell, "PodMagics.show_panels = False"):
         yield shell
-    finally:
-        with capture_output():
-            shell.run_line_magic("unload_ext", "podbook")
-        shell.config.pop("PodMagics", None)
 
 
 def test_a_busy_pod_exec_cell_keeps_the_pod_running(gip: InteractiveShell, client: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbhelpers import assert_one_line_error, run_cell
+from nbhelpers import assert_one_line_error, podbook_loaded, point_at, run_cell
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -40,24 +40,15 @@ def rip(
     shell: InteractiveShell, local: Any, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[InteractiveShell]:
     """The shell with podbook loaded, pointed at the module's local-runtime emulator."""
-    for name in ("PODBOOK_REST_URL", "PODBOOK_QUEUE_URL", "PODBOOK_V1_URL", "PODBOOK_LOCAL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PODBOOK_URL", local.url)
-    monkeypatch.setenv("RUNPOD_API_KEY", local.api_key)
-    monkeypatch.setenv("PODBOOK_HOME", str(home))
-    shell.config.pop("PodMagics", None)
-    with capture_output():
-        shell.run_line_magic("load_ext", "podbook")
-        shell.run_line_magic("config", "PodMagics.show_panels = False")
-    try:
-        yield shell
-    finally:
-        with capture_output():
-            shell.run_line_magic("pod", "detach")
-            shell.run_line_magic("unload_ext", "podbook")
-        shell.config.pop("PodMagics", None)
-        for name in [n for n in shell.user_ns if n.startswith("rt_")]:
-            del shell.user_ns[name]
+    point_at(monkeypatch, local, home)
+    with podbook_loaded(shell, "PodMagics.show_panels = False"):
+        try:
+            yield shell
+        finally:
+            with capture_output():
+                shell.run_line_magic("pod", "detach")
+            for name in [n for n in shell.user_ns if n.startswith("rt_")]:
+                del shell.user_ns[name]
 
 
 @pytest.fixture(scope="module")

@@ -4,27 +4,24 @@ emulator read RUNNING before their services are up, as on the service)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from ssh_helpers import Endpoint, keygen, ssh
 
 from podbook import Client
 from podbook.errors import InvalidRequest, WaitTimeout
-from podbook.remote.keys import find_key
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(local_emu: Any, tmp_path: Path) -> None:
-    empty = tmp_path / "no-user-keys"
-    empty.mkdir()
-    key = find_key(ssh_dir=empty, home=tmp_path / "home")
+    key = keygen(tmp_path, "id_ed25519")
     with Client(api_key=local_emu.api_key, url=local_emu.url) as client:
         before = client.account.ssh_keys.get().keys
-        client.account.ssh_keys.put([*before, key.public_line])
+        client.account.ssh_keys.put([*before, key.with_suffix(".pub").read_text().strip()])
         pod = client.pods.create(
             name="ready",
             image="runpod/pytorch",
@@ -38,14 +35,8 @@ def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(local_emu: Any, tmp_
             ready = client.pods.wait_for(
                 pod, "RUNNING", ready="ssh,jupyter", timeout=60, poll_interval=0.05
             )
-            direct = ready.ssh.direct
-            login = subprocess.run(
-                ["ssh", "-i", str(key.private), "-p", str(direct.port),
-                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                 "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-o", "ConnectionAttempts=1",
-                 f"root@{direct.host}", "true"],
-                capture_output=True, text=True, timeout=30,
-            )  # fmt: skip
+            direct = Endpoint(ready.ssh.direct.host, ready.ssh.direct.port, "root")
+            login = ssh(direct, key, "true", timeout=30)
             assert login.returncode == 0, login.stderr  # at once: no retry needed
             public = next(p.public for p in ready.runtime.ports if p.private == 8888)
             assert httpx.get(f"http://127.0.0.1:{public}/login").status_code == 200

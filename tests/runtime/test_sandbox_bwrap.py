@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from runtime_helpers import LOCAL, create_pod, log_lines, wait_for, wait_status
+from ssh_helpers import Endpoint, keygen, sftp, ssh
 
 from podbook.emulator.podruntime.box import usable
 
@@ -119,13 +120,10 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
     import subprocess
 
     from podbook import Client
-    from podbook.remote.keys import find_key
 
-    empty = tmp_path / "no-user-keys"
-    empty.mkdir()
-    key = find_key(ssh_dir=empty, home=tmp_path / "home")
+    key = keygen(tmp_path, "id_ed25519")
     with Client(api_key=boxed.api_key, url=boxed.url) as client:
-        client.account.ssh_keys.put([key.public_line])
+        client.account.ssh_keys.put([key.with_suffix(".pub").read_text().strip()])
         pod = client.pods.create(
             name="boxed-ssh",
             image="runpod/base",
@@ -135,52 +133,46 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
             start_ssh=True,
             mounts={"persistent": {"size": 10, "path": "/workspace"}},
         )
+
+        def endpoint() -> Endpoint:
+            pod_ = client.pods.wait_for(pod, "RUNNING", ready="ssh", timeout=30, poll_interval=0.1)
+            return Endpoint(pod_.ssh.direct.host, pod_.ssh.direct.port, "root")
+
         try:
-            client.pods.wait_for(pod, "RUNNING", timeout=30, poll_interval=0.1)
-            direct = client.pods.get(pod.id).ssh.direct
-            options = ["-i", str(key.private), "-p", str(direct.port)]
-            common = [
-                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
-                "-o", "ConnectionAttempts=20",
-            ]  # fmt: skip
-            shell = subprocess.run(
-                ["ssh", *options, *common, f"root@{direct.host}",
-                 "pwd; hostname; echo $HOME; echo from-ssh > /workspace/s.txt; touch /root/gone; "
-                 "ls /proc | grep -c '^[0-9]'"],
-                capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
+            direct = endpoint()
+            shell = ssh(
+                direct,
+                key,
+                "pwd; hostname; echo $HOME; echo from-ssh > /workspace/s.txt; touch /root/gone; "
+                "ls /proc | grep -c '^[0-9]'",
+                timeout=60,
+            )
             assert shell.returncode == 0, shell.stderr
             pwd, host, home, procs = shell.stdout.split()
             assert (pwd, host, home) == ("/workspace", pod.id, "/root")
             assert int(procs) <= 8  # the pod's processes only
             local = tmp_path / "up.txt"
             local.write_text("from-sftp\n")
-            sftp = subprocess.run(
-                ["sftp", "-i", str(key.private), "-P", str(direct.port), *common,
-                 f"root@{direct.host}"],
-                input=f"put {local} /workspace/up.txt\nget /workspace/s.txt {tmp_path}/s.txt\n",
-                capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
-            assert sftp.returncode == 0, sftp.stderr
+            batch = f"put {local} /workspace/up.txt\nget /workspace/s.txt {tmp_path}/s.txt\n"
+            transfer = sftp(direct, key, batch)
+            assert transfer.returncode == 0, transfer.stderr
             assert (tmp_path / "s.txt").read_text() == "from-ssh\n"
             volume = Path(boxed.home) / "podruntime" / "pods" / pod.id / "persistent"
             assert (volume / "up.txt").read_text() == "from-sftp\n"
             client.pods.stop(pod.id)  # what SSH wrote on the volume survives a stop/start,
             client.pods.wait_for(pod, "EXITED", timeout=30, poll_interval=0.1)
             client.pods.start(pod.id)  # what it wrote on the container disk does not
-            client.pods.wait_for(pod, "RUNNING", ready="ssh", timeout=30, poll_interval=0.1)
-            direct = client.pods.get(pod.id).ssh.direct
-            options = ["-i", str(key.private), "-p", str(direct.port)]
-            after = subprocess.run(
-                ["ssh", *options, *common, f"root@{direct.host}",
-                 "cat /workspace/s.txt /workspace/up.txt; ls -A /root | grep -vc '^[.]pyenv$'"],
-                capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
+            direct = endpoint()
+            after = ssh(
+                direct,
+                key,
+                "cat /workspace/s.txt /workspace/up.txt; ls -A /root | grep -vc '^[.]pyenv$'",
+                timeout=60,
+            )
             assert after.stdout.split() == ["from-ssh", "from-sftp", "0"], after.stderr
             # an SSH session is activity for the pod guard, though it ends outside the box
             session = subprocess.Popen(
-                ["ssh", *options, *common, f"root@{direct.host}", "cat"],
+                [*direct.base(key), "cat"],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
             try:
