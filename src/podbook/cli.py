@@ -118,11 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument(
         "--sandbox",
         choices=("auto", "bwrap", "none"),
-        default="none",
+        default=os.environ.get("PODBOOK_SANDBOX") or "auto",
         help="with --runtime local: bwrap runs each pod in a bubblewrap sandbox (its own "
         "/workspace and /data paths, PID and network namespaces, private ports behind its "
-        "public ones); none: the process runtime; auto: bwrap where it works (default none; "
-        "see docs/local-runtime.md)",
+        "public ones); none: the process runtime; auto (default, or $PODBOOK_SANDBOX): bwrap "
+        "where it works, else the process runtime (see docs/local-runtime.md)",
     )
     emu.add_argument(
         "--max-running-pods",

@@ -18,7 +18,10 @@ from processes import wait_for
 
 __all__ = ["GPU", "wait_for"]
 
-LOCAL = ("--runtime", "local")
+LOCAL = ("--runtime", "local", "--sandbox", "none")
+"""The process runtime (the fallback where bubblewrap cannot work): what most of these tests
+check (host pids, public ports, mapped paths). ``BOXED`` is the sandbox."""
+BOXED = ("--runtime", "local", "--sandbox", "bwrap")
 
 
 def pod_body(**fields: Any) -> dict[str, Any]:

@@ -17,9 +17,11 @@ from podbook.errors import InvalidRequest, WaitTimeout
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(local_emu: Any, tmp_path: Path) -> None:
+def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(
+    either_emu: Any, tmp_path: Path
+) -> None:
     key = keygen(tmp_path, "id_ed25519")
-    with Client(api_key=local_emu.api_key, url=local_emu.url) as client:
+    with Client(api_key=either_emu.api_key, url=either_emu.url) as client:
         before = client.account.ssh_keys.get().keys
         client.account.ssh_keys.put([*before, key.with_suffix(".pub").read_text().strip()])
         pod = client.pods.create(
@@ -37,7 +39,8 @@ def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(local_emu: Any, tmp_
             )
             direct = Endpoint(ready.ssh.direct.host, ready.ssh.direct.port, "root")
             login = ssh(direct, key, "true", timeout=30)
-            assert login.returncode == 0, login.stderr  # at once: no retry needed
+            log = Path(either_emu.log_path).read_text(errors="replace")[-3000:]
+            assert login.returncode == 0, (login.stderr, log)  # at once: no retry needed
             public = next(p.public for p in ready.runtime.ports if p.private == 8888)
             assert httpx.get(f"http://127.0.0.1:{public}/login").status_code == 200
         finally:
@@ -45,8 +48,8 @@ def test_wait_for_ready_returns_when_ssh_and_jupyter_answer(local_emu: Any, tmp_
             client.account.ssh_keys.put(before)
 
 
-def test_what_is_not_ready_is_named_and_a_bad_name_is_refused(local_emu: Any) -> None:
-    with Client(api_key=local_emu.api_key, url=local_emu.url) as client:
+def test_what_is_not_ready_is_named_and_a_bad_name_is_refused(either_emu: Any) -> None:
+    with Client(api_key=either_emu.api_key, url=either_emu.url) as client:
         with pytest.raises(InvalidRequest, match="'sshd' is not a service; use ssh, jupyter"):
             client.pods.wait_for("any", "RUNNING", ready=["sshd"])
         with pytest.raises(InvalidRequest, match="needs status RUNNING"):

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from runtime_helpers import LOCAL, create_pod, log_lines, wait_for, wait_status
+from runtime_helpers import BOXED, create_pod, log_lines, wait_for, wait_status
 from ssh_helpers import Endpoint, keygen, sftp, ssh
 
 from podbook.emulator.podruntime.box import usable
@@ -24,7 +24,7 @@ def boxed(start_emulator: Any) -> Any:
     """An emulator whose pods run in bubblewrap boxes."""
     reason = usable()
     assert reason is None, f"the sandbox tests need bwrap (make setup installs it): {reason}"
-    return start_emulator(extra_args=(*LOCAL, "--sandbox", "bwrap"))
+    return start_emulator(extra_args=BOXED)
 
 
 @pytest.fixture
@@ -170,6 +170,8 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
                 timeout=60,
             )
             assert after.stdout.split() == ["from-ssh", "from-sftp", "0"], after.stderr
+            for code in (0, 3, 0, 7, 0):  # commands that end at once keep their status
+                assert ssh(direct, key, f"exit {code}").returncode == code
             # an SSH session is activity for the pod guard, though it ends outside the box
             session = subprocess.Popen(
                 [*direct.base(key), "cat"],
@@ -250,7 +252,7 @@ def test_nothing_of_a_box_outlives_a_kill_9_of_the_emulator(
 ) -> None:
     import signal
 
-    emu = emulator_class(tmp_path, extra_args=(*LOCAL, "--sandbox", "bwrap"))
+    emu = emulator_class(tmp_path, extra_args=BOXED)
     emu.start()
     try:
         with emu.http() as http:
@@ -305,3 +307,22 @@ def test_a_network_volume_is_at_its_own_paths_in_two_boxes(http: Any, boxed: Any
     folder = Path(boxed.home) / "podruntime" / "volumes" / volume_id
     assert (folder / "note.txt").read_text() == "from-writer\n"
     assert http.delete(f"/v2/network-volumes/{volume_id}").status_code in (200, 204)
+
+
+def test_quick_processes_keep_their_exit_codes_and_the_root_is_the_container_disk(
+    http: Any,
+) -> None:
+    # A process that ends at once: its start and its end reach the emulator in one read, and
+    # on a loaded machine it is gone before its host pid is looked up.
+    quick = create_pod(http, args="echo bye; exit 3")
+    wait_status(http, quick["id"], "EXITED")
+    assert log_lines(http, quick["id"], "container exited with code 3", source="system")
+    # A script that writes at the top of / (as root in a container) writes the container disk.
+    script = "echo kept > /result.json && cat /result.json && ls /usr >/dev/null && exec sleep 600"
+    pod = create_pod(http, args=script)
+    try:
+        wait_status(http, pod["id"], "RUNNING")
+        assert log_lines(http, pod["id"], "kept")
+    finally:
+        for made in (quick, pod):
+            http.delete(f"/v2/pods/{made['id']}")

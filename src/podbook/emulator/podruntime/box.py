@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import psutil
 
@@ -66,11 +67,14 @@ def usable(timeout: float = 10.0) -> str | None:
 class BoxChild:
     """A process started in a box (see the module docstring)."""
 
-    def __init__(self, conn: socket.socket, inner_pid: int, host_pid: int | None) -> None:
+    def __init__(
+        self, conn: socket.socket, lines: BinaryIO, inner_pid: int, host_pid: int | None
+    ) -> None:
         self.inner_pid = inner_pid
         self.pid = host_pid if host_pid is not None else -1
         self.returncode: int | None = None
         self._conn = conn
+        self._lines = lines
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[int]]] = []
@@ -78,8 +82,8 @@ class BoxChild:
 
     def _await_exit(self) -> None:
         code = -int(signal.SIGKILL)
-        with contextlib.suppress(OSError, ValueError), self._conn:
-            message = _read_message(self._conn)
+        with contextlib.suppress(OSError, ValueError), self._conn, self._lines:
+            message = _read_message(self._lines)
             code = int(message.get("exit", code))
         with self._lock:
             self.returncode = code
@@ -115,16 +119,13 @@ def _settle(future: asyncio.Future[int], code: int) -> None:
         future.set_result(code)
 
 
-def _read_message(conn: socket.socket) -> dict:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            break
-        data += chunk
-    if not data:
+def _read_message(lines: BinaryIO) -> dict:
+    """The next JSON line of a box's answer (a quick process's start and end can arrive in
+    one read: the buffered reader keeps the second line for the next call)."""
+    line = lines.readline()
+    if not line:
         raise ValueError("no answer")
-    return json.loads(data)
+    return json.loads(line)
 
 
 class Box:
@@ -247,16 +248,17 @@ class Box:
         request = {"op": "spawn", "argv": argv, "env": env, "cwd": cwd}
         request |= {"session": session, "tty": tty}
         conn = self._ask(request, (stdin, stdout, stderr))
+        lines = conn.makefile("rb")
         try:
-            message = _read_message(conn)
+            message = _read_message(lines)
         except (OSError, ValueError):
-            conn.close()
-            raise BoxError("the pod's sandbox ended") from None
+            message = {"error": "the pod's sandbox ended"}
         if "error" in message:
+            lines.close()
             conn.close()
             raise BoxError(message["error"])
         inner = int(message["pid"])
-        return BoxChild(conn, inner, self.host_pid(inner))
+        return BoxChild(conn, lines, inner, self.host_pid(inner))
 
     def connect(self, port: int) -> socket.socket:
         """A connection to ``127.0.0.1:port`` inside the box; :class:`BoxError` when nothing

@@ -115,8 +115,9 @@ def _handle(conn: socket.socket) -> None:
                 _connect(conn, request)
             else:
                 _send(conn, {"error": f"unknown op {request.get('op')!r}"})
-        except (OSError, ValueError, KeyError):
-            return
+        except Exception as exc:  # noqa: BLE001 - the emulator hears why, one line
+            with contextlib.suppress(OSError):
+                _send(conn, {"error": f"the box failed: {type(exc).__name__}: {exc}"})
 
 
 def _serve_control(control: socket.socket) -> None:

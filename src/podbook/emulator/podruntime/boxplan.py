@@ -4,8 +4,10 @@ reading the host's top-level folders).
 - The host's system, read-only, as the image stand-in: every top-level entry of ``/`` (links
   kept as links) but ``/proc``, ``/dev``, ``/tmp``, ``/root``, ``/run`` and the parents of
   the pod's mount paths.
-- The container disk as the root's writable parts: ``/root``, ``/tmp`` and ``/var/tmp`` are
-  folders of the container disk (wiped at every container start, as before).
+- The container disk as the root's writable parts: the box's ``/`` is the container disk
+  (wiped at every container start, as before), so ``/root``, ``/tmp``, ``/var/tmp`` and any
+  new top-level file or folder are the pod's own, as in a container's writable layer; the
+  host's folders cover it read-only where they stand.
 - The persistent mount and each network volume at their own paths (``/workspace``,
   ``/data``...), read-write, exactly as the pod record says.
 - Out of view: the user's home (``HOME`` of the emulator) and the emulator's home and
@@ -76,6 +78,7 @@ def bwrap_args(plan: BoxPlan, entries: Iterable[tuple[str, Path | None]]) -> lis
     """The ``bwrap`` options of ``plan`` (without the command)."""
     args = ["--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc"]
     args += ["--unshare-uts", "--hostname", plan.pod_id[:63]]
+    args += ["--bind", str(plan.container), "/"]  # what the host's system leaves: writable
     mount_tops = {Path(path).parts[1] for path in plan.mounts if len(Path(path).parts) > 1}
     for name, link in entries:
         if name in REPLACED or name in mount_tops:
@@ -85,9 +88,7 @@ def bwrap_args(plan: BoxPlan, entries: Iterable[tuple[str, Path | None]]) -> lis
         else:
             args += ["--ro-bind", f"/{name}", f"/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys", "--tmpfs", "/run"]
-    writable = {"/root": "root", "/tmp": "tmp", "/var/tmp": "var/tmp"}
-    for inside, folder in writable.items():
-        args += ["--bind", str(plan.container / folder), inside]
+    args += ["--bind", str(plan.container / "var" / "tmp"), "/var/tmp"]  # /var is the host's
     for top in sorted(mount_tops):
         args += ["--dir", f"/{top}"]
     for path, folder in sorted(plan.mounts.items()):

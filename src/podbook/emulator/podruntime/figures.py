@@ -36,6 +36,8 @@ class ProcessTree:
         """``(cpu %, memory %)`` of ``roots`` and all their descendants."""
         current: dict[int, psutil.Process] = {}
         for pid in roots:
+            if pid <= 0:  # a box's process that ended before its host pid was known
+                continue
             try:
                 root = self._procs.get(pid) or psutil.Process(pid)
                 family = [root, *root.children(recursive=True)]

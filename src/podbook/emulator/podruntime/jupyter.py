@@ -348,12 +348,13 @@ class PodJupyterServer:
 
     def pids(self) -> list[int]:
         """The server's process while it runs (its kernels are its descendants)."""
-        return [self.process.pid] if self.process.returncode is None else []
+        alive = self.process.returncode is None and self.process.pid > 0
+        return [self.process.pid] if alive else []
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the server and everything it started: SIGTERM, then SIGKILL after ``grace``."""
         tree = self._tree()
-        if self.process.returncode is None:
+        if self.process.returncode is None and self.process.pid > 0:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGTERM)
             with contextlib.suppress(asyncio.TimeoutError):
@@ -361,7 +362,7 @@ class PodJupyterServer:
         # Whatever is still alive: the server's group while its leader is not yet reaped
         # (its id cannot have been reused), and every descendant seen before or now.
         tree.extend(self._tree())
-        if self.process.returncode is None:
+        if self.process.returncode is None and self.process.pid > 0:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
         for proc in tree:

@@ -55,7 +55,10 @@ class Ledger:
             self._write()
 
     def add_pid(self, pod_id: str, pid: int) -> None:
-        """Record one process of ``pod_id`` by pid (its start time looked up now)."""
+        """Record one process of ``pod_id`` by pid (its start time looked up now; a box's
+        process that ended before its host pid was known, ``-1``, is not recorded)."""
+        if pid <= 0:
+            return
         with contextlib.suppress(psutil.Error):
             self.add(pod_id, {pid: psutil.Process(pid).create_time()})
 

@@ -82,7 +82,7 @@ class LivePod:
             pids.append(self.box.box.pid)
         for service in self.services:
             pids += getattr(service, "pids", lambda: [])()
-        return pids
+        return [pid for pid in pids if pid > 0]  # -1: a box's process already gone
 
 
 class LocalRuntime:
@@ -339,8 +339,11 @@ class LocalRuntime:
         tree = ProcessTree()
         if live is not None:
             tree = live.tree
-            if live.main is not None:
-                roots.append(live.main.pid)
-            roots += [pid for s in live.services if (pid := getattr(s, "pid", None))]
+            if live.box is not None:  # every process of the pod descends from its box
+                roots.append(live.box.box.pid)
+            else:
+                if live.main is not None:
+                    roots.append(live.main.pid)
+                roots += [pid for s in live.services if (pid := getattr(s, "pid", None))]
         since = running_since(record["phase"]) or now
         return runtime_block(record, now, since, tree, roots)

@@ -42,6 +42,7 @@ from typing import Any, Literal
 import asyncssh
 import psutil
 
+from podbook.emulator.podruntime.box import BoxError
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 __all__ = [
@@ -518,6 +519,11 @@ class PodSshServer:
                 status = await self._run_pipes(process)
             if status is not None:
                 process.exit(status)
+        except BoxError as exc:  # the client hears why, as from sshd
+            log.info("pod ssh session ended: %s", exc)
+            with contextlib.suppress(Exception):
+                process.stderr.write(f"podbook: {exc}\n".encode())
+                process.exit(255)
         except Exception as exc:  # one session's failure never ends the connection or server
             log.info("pod ssh session ended: %s", type(exc).__name__)
             with contextlib.suppress(Exception):
