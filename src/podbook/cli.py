@@ -117,12 +117,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emu.add_argument(
         "--sandbox",
-        choices=("auto", "bwrap", "none"),
+        choices=SANDBOXES,
         default=os.environ.get("PODBOOK_SANDBOX") or "auto",
         help="with --runtime local: bwrap runs each pod in a bubblewrap sandbox (its own "
         "/workspace and /data paths, PID and network namespaces, private ports behind its "
         "public ones); none: the process runtime; auto (default, or $PODBOOK_SANDBOX): bwrap "
         "where it works, else the process runtime (see docs/local-runtime.md)",
+    )
+    emu.add_argument(
+        "--share-ro",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FOLDER",
+        help="with the sandbox: show this host folder read-only at its own path in every pod "
+        "(repeatable; the process runtime sees the host anyway)",
     )
     emu.add_argument(
         "--max-running-pods",
@@ -215,6 +224,10 @@ def add_live_check_command(commands: Any) -> None:
     )
     build_parser(live)
     live.set_defaults(run=run_live_check)
+
+
+SANDBOXES = ("auto", "bwrap", "none")
+"""The ``--sandbox`` choices (``$PODBOOK_SANDBOX`` gives the default)."""
 
 
 def choose_sandbox(wanted: str) -> tuple[str | None, str | None]:
@@ -318,15 +331,35 @@ def run_emulator(args: argparse.Namespace) -> int:
         home=home,
         max_running_pods=max(1, args.max_running_pods),
     )
+    if args.sandbox not in SANDBOXES:
+        print(
+            f"podbook emulator: no sandbox {args.sandbox!r} (from $PODBOOK_SANDBOX); "
+            f"use one of {', '.join(SANDBOXES)}",
+            file=sys.stderr,
+        )
+        claim.release()
+        return 2
     if args.runtime == "local":
         sandbox, note = choose_sandbox(args.sandbox)
         if sandbox is None:
             print(f"podbook emulator: --sandbox bwrap cannot work here: {note}", file=sys.stderr)
             claim.release()
             return 2
-        settings.sandbox = sandbox
+        settings.sandbox, settings.sandbox_note = sandbox, note or ""
+        shared = [folder.expanduser().resolve() for folder in args.share_ro]
+        if missing := [str(folder) for folder in shared if not folder.is_dir()]:
+            print(
+                f"podbook emulator: --share-ro {missing[0]}: no such folder; "
+                "name an existing folder to show in every pod",
+                file=sys.stderr,
+            )
+            claim.release()
+            return 2
+        settings.share_ro = tuple(shared)
         if note:
-            print(f"podbook emulator: pods run without a sandbox ({note})", file=sys.stderr)
+            from podbook.client.local import no_sandbox_line
+
+            print(f"podbook emulator: {no_sandbox_line(note)}", file=sys.stderr)
         settings.ssh_proxy_host = "127.0.0.1"
         settings.log_interval_seconds = 0.0  # no invented heartbeat: the log is the process's
     configure_logging()

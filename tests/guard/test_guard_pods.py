@@ -191,11 +191,9 @@ def test_an_emulator_restarted_mid_countdown_keeps_the_deadline(
 
 
 def test_an_image_without_curl_or_python3_says_so_in_one_line(
-    guard_client: Client, tmp_path: Any
+    start_emulator: Any, tmp_path: Any
 ) -> None:
     import shutil
-
-    from podbook.guard import read_status
 
     bare = tmp_path / "bin"  # what a bare image has: a shell and its usual tools, no curl
     bare.mkdir()
@@ -204,6 +202,15 @@ def test_an_image_without_curl_or_python3_says_so_in_one_line(
         found = shutil.which(tool)
         if found and not (bare / tool).exists():
             (bare / tool).symlink_to(found)
+    # A sandboxed pod sees a host folder only when it is shared (--share-ro).
+    emulator = start_emulator(extra_args=("--runtime", "local", "--share-ro", str(bare)))
+    with typed_client(emulator) as guard_client:
+        _bare_image_says_so(guard_client, bare)
+
+
+def _bare_image_says_so(guard_client: Client, bare: Any) -> None:
+    from podbook.guard import read_status
+
     pod = guarded_pod(guard_client, idle_stop="5s", env={"PATH": str(bare)})
     running_since(guard_client, pod)
     status = wait_guard(guard_client, pod.id, "unavailable")

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from runtime_helpers import BOXED, create_pod, log_lines, wait_for, wait_status
-from ssh_helpers import Endpoint, keygen, sftp, ssh
+from ssh_helpers import Endpoint, forwarded, keygen, sftp, ssh
 
 from podbook.emulator.podruntime.box import usable
 
@@ -326,3 +326,76 @@ def test_quick_processes_keep_their_exit_codes_and_the_root_is_the_container_dis
     finally:
         for made in (quick, pod):
             http.delete(f"/v2/pods/{made['id']}")
+
+
+PONG = (
+    "exec python3 -c \"import socket;s=socket.create_server(('127.0.0.1',7000));"
+    "print('pong ready',flush=True)\n"
+    "while True:\n c,_=s.accept();c.sendall(b'pong:'+c.recv(64));c.close()\""
+)
+
+
+def test_ssh_forwarding_reaches_the_pods_own_loopback(boxed: Any, tmp_path: Path) -> None:
+    from podbook import Client
+
+    key = keygen(tmp_path, "id_ed25519")
+    with Client(api_key=boxed.api_key, url=boxed.url) as client:
+        client.account.ssh_keys.put([key.with_suffix(".pub").read_text().strip()])
+        pod = client.pods.create(
+            name="boxed-forward",
+            image="runpod/base",
+            gpu={"id": "NVIDIA GeForce RTX 4090"},
+            args=PONG,  # a server on the pod's own 127.0.0.1:7000, no port exposed
+            ports=["22/tcp"],
+            start_ssh=True,
+        )
+        try:
+            ready = client.pods.wait_for(pod, "RUNNING", ready="ssh", timeout=30)
+            direct = Endpoint(ready.ssh.direct.host, ready.ssh.direct.port, "root")
+            wait_for(lambda: "pong ready" in container_log(client, pod.id), 15, what="server")
+            assert forwarded(direct, key, 7000) == b"pong:ping"  # ssh -L 7000 in the box
+            assert forwarded(direct, key, 7000, "localhost") == b"pong:ping"
+        finally:
+            client.pods.terminate(pod.id)
+
+
+def container_log(client: Any, pod_id: str) -> str:
+    """What the pod's main process printed so far."""
+    lines = client.pods.logs(pod_id, source="container", tail=50, idle=0.2)
+    return "\n".join(line.line for line in lines)
+
+
+def test_cluster_members_reach_each_other_at_their_cluster_address(http: Any) -> None:
+    # Each member serves its rank on port 29500 of its cluster address (both on 29500, no
+    # collision) and fetches every other member's, as a training job's workers do.
+    member = (
+        "cd /root && echo rank $RUNPOD_CLUSTER_RANK > rank && "
+        "(python3 -m http.server 29500 --bind $RUNPOD_CLUSTER_IP >/dev/null 2>&1 &) && "
+        'exec python3 -c "import os,time,urllib.request as u\n'
+        "me=os.environ['RUNPOD_CLUSTER_IP']\n"
+        "for _ in range(200):\n"
+        " for i in range(2,12):\n"
+        "  ip='127.0.0.%d'%i\n"
+        "  try: print('reached',ip,u.urlopen('http://%s:29500/rank'%ip,timeout=1).read().decode().strip(),flush=True) if ip!=me else None\n"
+        "  except OSError: pass\n"
+        ' time.sleep(0.2)"'
+    )
+    body = {
+        "name": "boxed-cluster",
+        "type": "APPLICATION",
+        "image": "runpod/base:latest",
+        "args": member,
+        "compute": {"gpuTypeId": "NVIDIA GeForce RTX 4090", "gpuCountPerPod": 1, "podCount": 2},
+    }
+    created = http.post("/v2/clusters", json=body)
+    assert created.status_code == 201, created.text
+    cluster_id = created.json()["id"]
+    try:
+        listed = http.get(f"/v2/clusters/{cluster_id}/pods").json()
+        members = [wait_status(http, m["id"], "RUNNING") for m in listed.get("pods", listed)]
+        for one in members:
+            other = next(m for m in members if m["id"] != one["id"])
+            seen = f"reached {other['cluster']['ip']} rank {other['cluster']['rank']}"
+            assert log_lines(http, one["id"], seen)
+    finally:
+        http.delete(f"/v2/clusters/{cluster_id}")

@@ -32,7 +32,9 @@ __all__ = [
     "DEFAULT_LOCAL_URL",
     "LocalEmulator",
     "emulator_is_healthy",
+    "emulator_pods",
     "ensure_emulator",
+    "no_sandbox_line",
     "read_emulator_record",
 ]
 
@@ -102,6 +104,27 @@ def emulator_is_healthy(url: str, timeout: float = 1.0) -> bool:
         return response.status_code == 200 and response.json().get("ok") is True
     except (httpx.HTTPError, ValueError, AttributeError):
         return False
+
+
+def emulator_pods(url: str, timeout: float = 1.0) -> dict[str, str]:
+    """How the emulator at ``url`` runs pods (``GET /healthz``'s ``pods``: ``runtime``,
+    ``sandbox``, ``sandboxNote``); empty when it does not say."""
+    import httpx
+
+    try:
+        pods = httpx.get(f"{url.rstrip('/')}/healthz", timeout=timeout).json().get("pods")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return {}
+    return pods if isinstance(pods, dict) else {}
+
+
+def no_sandbox_line(note: str) -> str:
+    """One line saying the emulator's pods run without a sandbox, why (``note``), and what
+    that means for a script written for the service."""
+    return (
+        f"pods run without a sandbox ({note}): the process runtime maps a pod's paths and "
+        "ports ($RUNPOD_MOUNT_WORKSPACE, $RUNPOD_HTTP_PORT_8000; see docs/local-runtime.md)"
+    )
 
 
 def _usable(record: LocalEmulator | None) -> bool:

@@ -72,8 +72,14 @@ def seed_accounts(store: Store, settings: EmulatorSettings) -> None:
 
 
 async def healthz(request: Request) -> Response:
-    """Liveness probe: no key needed."""
-    return json_response({"ok": True, "version": podbook.__version__})
+    """Liveness probe: no key needed. ``pods`` says how pods run (``runtime``: ``local`` or
+    ``none``; ``sandbox``: ``bwrap`` or ``none``, with ``sandboxNote`` when ``auto`` fell
+    back), so a notebook can say so."""
+    settings = request.app.state.emulator.settings
+    pods = {"runtime": settings.runtime, "sandbox": settings.sandbox}
+    if settings.sandbox_note:
+        pods["sandboxNote"] = settings.sandbox_note
+    return json_response({"ok": True, "version": podbook.__version__, "pods": pods})
 
 
 def _quota_headers(request: Request) -> dict[str, str]:

@@ -75,6 +75,8 @@ class EmulatorSettings:
     runtime: str = "none"  # "local": pods run for real (podbook.emulator.podruntime)
     home: Path | None = None  # the emulator's home (the local runtime keeps its trees there)
     sandbox: str = "none"  # local runtime: "bwrap" (podruntime/box.py) or "none"
+    sandbox_note: str = ""  # why ``--sandbox auto`` fell back to the process runtime
+    share_ro: tuple[Path, ...] = ()  # host folders every box shows read-only (--share-ro)
     max_running_pods: int = 16  # local runtime: more running pods answer the capacity error
 
     def __repr__(self) -> str:  # never show keys

@@ -15,7 +15,10 @@ gpu_util=${PODBOOK_GPU_IDLE_UTIL:-10}
 api=${PODBOOK_API_URL-https://rest.runpod.io}
 pod=${RUNPOD_POD_ID:-}
 dir=${TMPDIR:-/tmp}/podbook-guard
-jport=${RUNPOD_HTTP_PORT_8888:-8888}
+# Jupyter on its private 8888 (a cluster member's also answers at its cluster address); the
+# emulator's process runtime says where it listens instead (RUNPOD_HTTP_PORT_8888, loopback).
+jport=${RUNPOD_HTTP_PORT_8888:-8888} jhost=${RUNPOD_CLUSTER_IP:-127.0.0.1}
+[ -n "${RUNPOD_HTTP_PORT_8888:-}" ] && jhost=127.0.0.1
 
 say() { printf 'podbook-guard: %s\n' "$*"; }
 
@@ -37,7 +40,7 @@ if command -v curl >/dev/null 2>&1; then
                 ${3:+--data "$3"} "$api$2" 2>/dev/null
     }
     jupyter() { # GET PATH with the session cookie; logs in with JUPYTER_PASSWORD once
-        base=http://127.0.0.1:$jport jar=$dir/jupyter.cookies
+        base=http://$jhost:$jport jar=$dir/jupyter.cookies
         out=$(curl -sS -m 5 -b "$jar" -c "$jar" "$base$1" 2>/dev/null)
         case $out in \[* | \{*) [ "${out#*Forbidden}" = "$out" ] && { printf '%s' "$out"; return 0; } ;; esac
         curl -sS -m 5 -b "$jar" -c "$jar" -o /dev/null "$base/login" 2>/dev/null || return 1
@@ -84,7 +87,7 @@ else:
     sys.stdout.write(out)
 '
     call() { python3 -c "$py" api "$api$2" "$1" "${3:-}" "${4:-10}" 2>/dev/null; }
-    jupyter() { python3 -c "$py" jupyter "http://127.0.0.1:$jport" "$dir/jupyter.cookies" "$1" 2>/dev/null; }
+    jupyter() { python3 -c "$py" jupyter "http://$jhost:$jport" "$dir/jupyter.cookies" "$1" 2>/dev/null; }
 else
     say "not running: this image has neither curl nor python3; install one of them, or stop the pod yourself [state=unavailable reason=no-http-tool]"
     exit 0

@@ -33,6 +33,8 @@ def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
         print(note)
     pod = client.pods.create(command.body, **command.guard)
     session.created(pod, client, command.on_exit)
+    if note := session.runtime_note():
+        print(note)
     if command.wait:  # the panel is live while the cell waits; the fresh record is returned
         session.show(pod, session.pod_panel, session.pod_static)
         ready = client.pods.wait_for(pod, "RUNNING", ready=command.wait)

@@ -77,6 +77,7 @@ class NotebookSession:
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._closers: list[Callable[[], None]] = []
+        self._runtime_told = False
         self.exit_watch = ExitWatch(shell, on_exit)
         self.on_close(self.exit_watch.close)
 
@@ -100,6 +101,24 @@ class NotebookSession:
         """Remember that this kernel created ``pod`` through ``client`` (``on_exit``: what
         to do with it when the kernel ends, instead of ``PodMagics.on_exit``)."""
         self.exit_watch.track(pod, client.settings, on_exit)
+
+    def runtime_note(self) -> str | None:
+        """Once per kernel: the line saying the emulator runs pods without a sandbox (the
+        process runtime, where bubblewrap cannot work), else None (never asked of the
+        service itself)."""
+        if self._runtime_told:
+            return None
+        self._runtime_told = True
+        settings = self.client.settings
+        if settings.is_cloud:
+            return None
+        from podbook.client.local import emulator_pods, no_sandbox_line
+
+        pods = emulator_pods(settings.rest_url)
+        if pods.get("runtime") != "local" or pods.get("sandbox") != "none":
+            return None
+        why = pods.get("sandboxNote") or "--sandbox none"
+        return f"podbook: the emulator's {no_sandbox_line(why)}"
 
     def reset_client(self) -> None:
         """Forget the client (the next call re-reads the configuration)."""

@@ -131,9 +131,12 @@ def _read_message(lines: BinaryIO) -> dict:
 class Box:
     """One pod's running box."""
 
-    def __init__(self, process: subprocess.Popen[bytes], address: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], address: str, private_host: str) -> None:
         self.process = process
         self.address = address
+        self.private_host = private_host
+        """Where the pod's servers listen on their private ports (``127.0.0.1`` in the box's
+        own network; a cluster member's cluster address)."""
 
     @property
     def pid(self) -> int:
@@ -149,10 +152,11 @@ class Box:
         bridges: dict[int, str] | None = None,
         preexec: Callable[[], None] | None = None,
         python: str | None = None,
+        private_host: str = "127.0.0.1",
     ) -> Box:
         """Make the box and wait until its init answers (blocking). ``relays``: public port on
-        the host's 127.0.0.1 → private port in the pod; ``bridges``: port of the pod's loopback
-        → path (in the box) of a host Unix socket."""
+        the host's 127.0.0.1 → private port in the pod (at ``private_host``); ``bridges``: port
+        of the pod's loopback → path (in the box) of a host Unix socket."""
         program = bwrap_path()
         if program is None:
             raise BoxError("bwrap is not installed")
@@ -172,7 +176,7 @@ class Box:
                 listener.bind(("127.0.0.1", public))
                 listener.listen(128)
                 listeners.append(listener)
-                spec["relays"].append([listener.fileno(), private])
+                spec["relays"].append([listener.fileno(), private_host, private])
             keep = [sock.fileno() for sock in listeners]
 
             def setup() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -197,7 +201,7 @@ class Box:
         finally:
             for sock in listeners:
                 sock.close()
-        box = cls(process, address)
+        box = cls(process, address, private_host)
         box._wait_ready()
         return box
 
@@ -260,10 +264,10 @@ class Box:
         inner = int(message["pid"])
         return BoxChild(conn, lines, inner, self.host_pid(inner))
 
-    def connect(self, port: int) -> socket.socket:
-        """A connection to ``127.0.0.1:port`` inside the box; :class:`BoxError` when nothing
-        listens there."""
-        with self._ask({"op": "connect", "port": port}) as conn:
+    def connect(self, host: str, port: int) -> socket.socket:
+        """A connection to ``host:port`` as the pod reaches it (a loopback address: the box's
+        own); :class:`BoxError` when nothing listens there."""
+        with self._ask({"op": "connect", "host": host, "port": port}) as conn:
             data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 1)
         message = json.loads(data or b"{}")
         if "error" in message or not fds:

@@ -4,8 +4,10 @@
 paths, its ``n/http`` and ``n/tcp`` ports (but ``22/tcp``, served by the emulator's SSH server)
 relayed from their public port to the private one, and the emulator's API reachable from the
 pod at the very address it has on the host (``PODBOOK_API_URL``), through a Unix socket the
-emulator serves in the pod's ``/run/podbook``. :func:`boxed_env` rewrites the environment for
-the paths the pod now really has.
+emulator serves in the pod's ``/run/podbook``. A cluster member's box shares the host's
+network instead (its cluster address is a loopback address there, and so are the API and the
+other members); its servers listen on their private ports at its cluster address.
+:func:`boxed_env` rewrites the environment for the paths the pod now really has.
 """
 
 from __future__ import annotations
@@ -53,13 +55,16 @@ class OpenBox:
 
 def boxed_env(sandbox: Sandbox) -> dict[str, str]:
     """The pod's environment with the paths it has in its box (``HOME=/root``, the mounts at
-    their own paths, ``/tmp`` its own)."""
+    their own paths, ``/tmp`` its own, no ``RUNPOD_HTTP_PORT_<n>``: HTTP servers listen on
+    their private port, as on the service)."""
     env = dict(sandbox.env)
     env.pop("TMPDIR", None)
     env["HOME"] = "/root"
     env["RUNPOD_WORKSPACE"] = sandbox.mount_workdir()
     env["RUNPOD_CONTAINER_DISK"] = "/"
-    for name in [n for n in env if n.startswith("RUNPOD_MOUNT_")]:
+    # The process runtime's mapped names: in a box the paths and the HTTP ports are the
+    # service's own (a server listens on 8000 itself; RUNPOD_TCP_PORT_<n> stays the public port)
+    for name in [n for n in env if n.startswith(("RUNPOD_MOUNT_", "RUNPOD_HTTP_PORT_"))]:
         del env[name]
     for path in sandbox.mounts:
         env[mount_env_name(path)] = path
@@ -95,13 +100,16 @@ async def open_box(
     api_url: str,
     hidden: list[Path],
     hidden_files: list[Path],
+    shared: tuple[Path, ...] = (),
     preexec: Any,
 ) -> OpenBox:
-    """Make the box of this boot of ``record`` (see the module docstring)."""
+    """Make the box of this boot of ``record`` (see the module docstring); ``shared``: host
+    folders shown read-only at their own paths (``--share-ro``)."""
     run = Path(tempfile.mkdtemp(prefix="pb-"))  # short: a Unix socket path has 108 bytes
     bridges: dict[int, str] = {}
     bridge = None
-    target = urlsplit(api_url) if api_url else None
+    cluster_ip = (record.get("cluster") or {}).get("ip")  # members share the host's network
+    target = urlsplit(api_url) if api_url and not cluster_ip else None
     if target is not None and target.hostname and target.port:
         host, port = target.hostname, target.port
 
@@ -121,12 +129,19 @@ async def open_box(
         mounts=dict(sandbox.mounts),
         hidden=tuple(hidden),
         hidden_files=tuple(hidden_files),
+        extra_ro=tuple(shared),
         workdir=sandbox.mount_workdir(),
         run=run,
+        own_network=not cluster_ip,
     )
     try:
         box = await asyncio.to_thread(
-            Box.start, plan, relays=relays, bridges=bridges, preexec=preexec
+            Box.start,
+            plan,
+            relays=relays,
+            bridges=bridges,
+            preexec=preexec,
+            private_host=cluster_ip or "127.0.0.1",
         )
     except BaseException:
         if bridge is not None:

@@ -4,10 +4,10 @@ ports. Standard library only; run as ``python boxinit.py`` inside the box.
 Threads and blocking sockets, no asyncio: it is one small process in every pod (run with
 ``python -S``). From its environment (``PODBOOK_BOX``: JSON) it takes the descriptors the emulator opened for
 it before the box existed: ``control`` (a listening Unix socket) and ``relays`` (listening TCP
-sockets on the host's ``127.0.0.1``, each with the *private* port it serves). Listening
-sockets keep their network namespace, so the host's public ports are accepted here and each
-connection is carried to ``127.0.0.1:PRIVATE`` in the pod's own network namespace, where the
-pod's process listens, as on the service.
+sockets on the host's ``127.0.0.1``, each with the *private* address and port it serves).
+Listening sockets keep their network namespace, so the host's public ports are accepted here
+and each connection is carried to ``127.0.0.1:PRIVATE`` in the pod's own network namespace
+(a cluster member: its cluster address), where the pod's process listens, as on the service.
 
 On ``control``, one request per connection, a JSON line (descriptors passed alongside with
 ``SCM_RIGHTS``):
@@ -20,7 +20,7 @@ On ``control``, one request per connection, a JSON line (descriptors passed alon
 Unix socket of the host shown in the box (the emulator's API, at the address it has on the
 host).
 
-- ``{"op": "connect", "port": P}``: a TCP connection to ``127.0.0.1:P`` inside the box, its
+- ``{"op": "connect", "host": H, "port": P}``: a TCP connection to ``H:P`` inside the box, its
   descriptor passed back with ``{"ok": true}``; ``{"error": "..."}`` when nothing listens.
 """
 
@@ -97,7 +97,8 @@ def _spawn(conn: socket.socket, request: dict, fds: list[int]) -> None:
 
 def _connect(conn: socket.socket, request: dict) -> None:
     try:
-        peer = socket.create_connection(("127.0.0.1", int(request["port"])), timeout=5)
+        address = (str(request.get("host", "127.0.0.1")), int(request["port"]))
+        peer = socket.create_connection(address, timeout=5)
     except OSError as exc:
         _send(conn, {"error": exc.strerror or str(exc)})
         return
@@ -172,8 +173,8 @@ def _unix(path: str):  # noqa: ANN202
     return connect
 
 
-def _tcp(port: int):  # noqa: ANN202
-    return lambda: socket.create_connection(("127.0.0.1", port))
+def _tcp(host: str, port: int):  # noqa: ANN202
+    return lambda: socket.create_connection((host, port))
 
 
 def main(spec: dict) -> None:
@@ -181,10 +182,10 @@ def main(spec: dict) -> None:
     for port, path in spec.get("bridges", []):  # a port of the pod's loopback → a host socket
         listener = socket.create_server(("127.0.0.1", port))
         threading.Thread(target=_accept, args=(listener, _unix(path)), daemon=True).start()
-    for fd, port in spec.get("relays", []):
+    for fd, host, port in spec.get("relays", []):
         listener = socket.socket(fileno=fd)
         listener.setblocking(True)
-        threading.Thread(target=_accept, args=(listener, _tcp(port)), daemon=True).start()
+        threading.Thread(target=_accept, args=(listener, _tcp(host, port)), daemon=True).start()
     control = socket.socket(fileno=spec["control"])
     threading.Thread(target=_serve_control, args=(control,), daemon=True).start()
     stop = threading.Event()

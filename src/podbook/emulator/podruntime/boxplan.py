@@ -15,7 +15,8 @@ reading the host's top-level folders).
   virtualenv and base installation) and podbook itself are shown again, read-only, at their
   own paths, so ``python`` in a pod has the user's packages; ``extra_ro`` adds more.
 - Namespaces of its own: PID (the pod's processes only; the box's init reaps), network (a
-  loopback private to the pod), IPC and UTS (the hostname is the pod id).
+  loopback private to the pod; a cluster member shares the host's, where the members' cluster
+  addresses are), IPC and UTS (the hostname is the pod id).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class BoxPlan:
     workdir: str = "/"
     run: Path | None = None
     """A host folder shown at ``/run/podbook`` (the emulator's sockets and notes for the pod)."""
+    own_network: bool = True
+    """False for a cluster member: it shares the host's network, where every member's cluster
+    address (``127.0.0.2``...) is, so members reach each other on any port."""
 
 
 def python_paths() -> list[Path]:
@@ -76,7 +80,8 @@ def top_level(host_root: Path = Path("/")) -> list[tuple[str, Path | None]]:
 
 def bwrap_args(plan: BoxPlan, entries: Iterable[tuple[str, Path | None]]) -> list[str]:
     """The ``bwrap`` options of ``plan`` (without the command)."""
-    args = ["--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc"]
+    args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc"]
+    args += ["--unshare-net"] if plan.own_network else []
     args += ["--unshare-uts", "--hostname", plan.pod_id[:63]]
     args += ["--bind", str(plan.container), "/"]  # what the host's system leaves: writable
     mount_tops = {Path(path).parts[1] for path in plan.mounts if len(Path(path).parts) > 1}

@@ -236,7 +236,7 @@ class PodJupyterServer:
         root_dir = sandbox.cwd
         config_path = write_config(
             dirs["JUPYTER_CONFIG_DIR"],
-            host=host,
+            host=box.private_host if box is not None else host,
             port=listen,
             root_dir=Path(root_dir),
             hashed=await asyncio.to_thread(hash_password, password),  # argon2: not on the loop

@@ -240,6 +240,7 @@ class LocalRuntime:
                 api_url=self.settings.url,
                 hidden=[Path.home(), self.home],
                 hidden_files=db_files,
+                shared=self.settings.share_ro,
                 preexec=group.preexec(),
             )
             sandbox.box = live.box.box

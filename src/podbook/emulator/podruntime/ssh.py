@@ -41,8 +41,9 @@ from typing import Any, Literal
 
 import asyncssh
 import psutil
+from asyncssh.forward import SSHForwarder
 
-from podbook.emulator.podruntime.box import BoxError
+from podbook.emulator.podruntime.box import Box, BoxError
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 __all__ = [
@@ -378,7 +379,20 @@ class _Session(asyncssh.SSHServer):
             )
         assert self._conn is not None
         target = "127.0.0.1" if dest_host.lower() == "localhost" else dest_host
+        box = self._owner.sandbox.box
+        if box is not None:  # the pod's loopback is the box's own
+            return _forward_in_box(box, target, dest_port)
         return self._conn.forward_connection(target, dest_port)
+
+
+async def _forward_in_box(box: Box, host: str, port: int) -> SSHForwarder:
+    """``ssh -L`` to ``host:port`` as the pod reaches it (a connection the box opens)."""
+    try:
+        sock = await asyncio.to_thread(box.connect, host, port)
+    except BoxError as exc:
+        raise asyncssh.ChannelOpenError(asyncssh.OPEN_CONNECT_FAILED, str(exc)) from None
+    _, peer = await asyncio.get_running_loop().create_connection(SSHForwarder, sock=sock)
+    return SSHForwarder(peer)
 
 
 class PodSshServer:
