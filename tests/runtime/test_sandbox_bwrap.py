@@ -43,6 +43,20 @@ def run_dir(emu: Any, pod_id: str) -> Path:
     raise AssertionError(f"no box of {pod_id} in the emulator's log")
 
 
+def ssh_pod(client: Any, key: Path, args: str, **fields: Any) -> Any:
+    """A pod with SSH (``22/tcp``) running ``args``, ``key`` the account's only SSH key."""
+    client.account.ssh_keys.put([key.with_suffix(".pub").read_text().strip()])
+    return client.pods.create(
+        name="boxed-ssh",
+        image="runpod/base",
+        gpu={"id": "NVIDIA GeForce RTX 4090"},
+        args=args,
+        ports=["22/tcp"],
+        start_ssh=True,
+        **fields,
+    )
+
+
 def public_port(pod: dict[str, Any], private: int) -> int:
     return next(p["public"] for p in pod["runtime"]["ports"] if p["private"] == private)
 
@@ -123,16 +137,8 @@ def test_openssh_and_sftp_work_inside_the_box(boxed: Any, tmp_path: Path) -> Non
 
     key = keygen(tmp_path, "id_ed25519")
     with Client(api_key=boxed.api_key, url=boxed.url) as client:
-        client.account.ssh_keys.put([key.with_suffix(".pub").read_text().strip()])
-        pod = client.pods.create(
-            name="boxed-ssh",
-            image="runpod/base",
-            gpu={"id": "NVIDIA GeForce RTX 4090"},
-            args="exec sleep 600",
-            ports=["22/tcp"],
-            start_ssh=True,
-            mounts={"persistent": {"size": 10, "path": "/workspace"}},
-        )
+        volume = {"persistent": {"size": 10, "path": "/workspace"}}
+        pod = ssh_pod(client, key, "exec sleep 600", mounts=volume)
 
         def endpoint() -> Endpoint:
             pod_ = client.pods.wait_for(pod, "RUNNING", ready="ssh", timeout=30, poll_interval=0.1)
@@ -340,15 +346,7 @@ def test_ssh_forwarding_reaches_the_pods_own_loopback(boxed: Any, tmp_path: Path
 
     key = keygen(tmp_path, "id_ed25519")
     with Client(api_key=boxed.api_key, url=boxed.url) as client:
-        client.account.ssh_keys.put([key.with_suffix(".pub").read_text().strip()])
-        pod = client.pods.create(
-            name="boxed-forward",
-            image="runpod/base",
-            gpu={"id": "NVIDIA GeForce RTX 4090"},
-            args=PONG,  # a server on the pod's own 127.0.0.1:7000, no port exposed
-            ports=["22/tcp"],
-            start_ssh=True,
-        )
+        pod = ssh_pod(client, key, PONG)  # a server on the pod's own 127.0.0.1:7000 only
         try:
             ready = client.pods.wait_for(pod, "RUNNING", ready="ssh", timeout=30)
             direct = Endpoint(ready.ssh.direct.host, ready.ssh.direct.port, "root")
