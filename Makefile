@@ -134,8 +134,14 @@ test-ruff: setup-python
 # tests/browser is not even collected, nor the Playwright plugin loaded: their imports alone cost
 # every worker seconds.
 XDIST := -n 6 --dist loadfile -p no:playwright
+# Pods run in the sandbox where bubblewrap works (the default, --sandbox auto); the tests whose
+# pods run scripts, notebooks, SSH and the guard run again in the process runtime, the
+# fallback where it does not (tests/runtime names its mode per test).
+FALLBACK_TESTS := tests/test_notebooks.py tests/notebook/test_guard_magics.py \
+	tests/notebook/test_remote_magics.py tests/guard tests/remote
 test-python: setup-python setup-js setup-ssh setup-sandbox
 	$(call pytest_stage,test-python,-m "not browser" --ignore=tests/browser $(XDIST))
+	PODBOOK_SANDBOX=none $(call pytest_stage,test-python (process runtime),-m "not browser" $(FALLBACK_TESTS) $(XDIST))
 
 # The edit-test loop: no browser, no slow test (tests/conftest.py SLOW).
 test-fast: setup-python setup-ssh setup-sandbox

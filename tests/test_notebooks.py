@@ -205,8 +205,10 @@ def cell_text(nb: nbformat.NotebookNode, marker: str) -> str:
 
 
 @pytest.mark.parametrize("executed", [NOTEBOOKS[0].parent / "quickstart.ipynb"], indirect=True)
-def test_quickstart_pods_really_run(executed: Any) -> None:
-    """SSH from a cell lands in the pod, the log is the pod's command, the volume is shared."""
+def test_quickstart_pods_really_run(executed: Any, notebook_emulator: Any) -> None:
+    """SSH from a cell lands in the pod, the log is the pod's command, the volume is shared
+    (at ``/data`` itself in the sandbox, as on the service; at the folder the process runtime
+    maps where there is none)."""
     _, nb, watcher, *_ = executed
     over_ssh = cell_text(nb, "!{direct.command}").split()
     assert over_ssh and over_ssh[0] in watcher.pod_ids, over_ssh  # printenv RUNPOD_POD_ID
@@ -214,7 +216,13 @@ def test_quickstart_pods_really_run(executed: Any) -> None:
     log = cell_text(nb, "%pod logs {pod.id}")
     assert log.count("[container] hello from the main process") == 2  # created, then started
     assert "[system]" not in log
-    assert cell_text(nb, "reader = %pod create").strip().splitlines()[-1].startswith("read: ")
+    read = cell_text(nb, "reader = %pod create").strip().splitlines()[-1]
+    sandbox = httpx.get(f"{notebook_emulator.url}/healthz").json()["pods"]["sandbox"]
+    if sandbox == "bwrap":
+        assert read.startswith("read /data/hello.txt: "), read
+    else:  # the folder the process runtime maps, not the service's path
+        assert read.startswith("read /") and "/hello.txt: " in read, read
+        assert not read.startswith("read /data/"), read
 
 
 def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Path) -> None:

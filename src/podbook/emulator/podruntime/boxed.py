@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 from podbook.emulator.podruntime.box import Box
 from podbook.emulator.podruntime.boxplan import BoxPlan
 from podbook.emulator.podruntime.sandbox import Sandbox
-from podbook.emulator.podruntime.tree import mount_env_name
 
 log = logging.getLogger("podbook.emulator.podruntime")
 
@@ -54,20 +53,18 @@ class OpenBox:
 
 
 def boxed_env(sandbox: Sandbox) -> dict[str, str]:
-    """The pod's environment with the paths it has in its box (``HOME=/root``, the mounts at
-    their own paths, ``/tmp`` its own, no ``RUNPOD_HTTP_PORT_<n>``: HTTP servers listen on
-    their private port, as on the service)."""
+    """The pod's environment with the paths it has in its box (``HOME=/root``, ``/tmp`` its
+    own). The process runtime's mapped names are not set: the mounts are at their own paths
+    (``${RUNPOD_MOUNT_DATA:-/data}`` is ``/data``, as on the service) and HTTP servers listen
+    on their private port (no ``RUNPOD_HTTP_PORT_<n>``; ``RUNPOD_TCP_PORT_<n>`` stays the
+    public port, as on the service)."""
     env = dict(sandbox.env)
     env.pop("TMPDIR", None)
     env["HOME"] = "/root"
     env["RUNPOD_WORKSPACE"] = sandbox.mount_workdir()
     env["RUNPOD_CONTAINER_DISK"] = "/"
-    # The process runtime's mapped names: in a box the paths and the HTTP ports are the
-    # service's own (a server listens on 8000 itself; RUNPOD_TCP_PORT_<n> stays the public port)
     for name in [n for n in env if n.startswith(("RUNPOD_MOUNT_", "RUNPOD_HTTP_PORT_"))]:
         del env[name]
-    for path in sandbox.mounts:
-        env[mount_env_name(path)] = path
     return env
 
 
