@@ -41,7 +41,7 @@ def test_quickstart_runs_in_jupyterlab_with_live_panels(
         expect(page.locator('.podbook-cluster[data-type="RAY"]').first).to_be_attached()
         # The pods really ran: the second pod read the file the first wrote to the volume.
         outputs = page.locator(".jp-OutputArea-output")
-        expect(outputs.filter(has_text="read: ").first).to_be_attached()
+        expect(outputs.filter(has_text="/hello.txt: ").first).to_be_attached()
         expect(outputs.filter(has_text="hello from the main process").first).to_be_attached()
     except AssertionError:
         print("\n".join(console_messages[-30:]))
