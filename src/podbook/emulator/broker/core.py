@@ -60,6 +60,10 @@ from podbook.emulator.store import key_digest
 log = logging.getLogger("podbook.emulator.broker")
 
 
+MAX_CRASH_RETRIES = 2
+"""How often a job goes back to the queue when the worker running it dies (then FAILED)."""
+
+
 def now_ms() -> int:
     """Wall-clock milliseconds."""
     return int(time.time() * 1000)
@@ -536,6 +540,25 @@ class Broker:
                 )
 
     # internals ---------------------------------------------------------------------------
+
+    def worker_died(self, queue: EndpointQueue, worker_id: str, *, crashed: bool) -> None:
+        """A worker process the emulator started has ended: it is gone from the endpoint, and
+        the jobs it was running go back to the queue, first in line (a crash: counted as a
+        retry of each, and a job whose workers died ``MAX_CRASH_RETRIES`` times fails)."""
+        worker = queue.workers.pop(worker_id, None)
+        if worker is None:
+            return
+        lost = [queue.jobs[i] for i in worker.running if i in queue.jobs]
+        for job in lost:
+            if job.status != IN_PROGRESS:
+                continue
+            if crashed and job.retried >= MAX_CRASH_RETRIES:
+                job.error = f"the worker died while running it ({MAX_CRASH_RETRIES + 1} times)"
+                self._finish(job, FAILED)
+                continue
+            job.retried += 1 if crashed else 0
+            self.unconfirmed.add(job.id)
+        self._requeue_unconfirmed(queue, worker, keep=())
 
     def _running_job(self, queue: EndpointQueue, worker: WorkerState, job_id: str) -> Job:
         job = queue.jobs.get(job_id)

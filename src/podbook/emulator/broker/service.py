@@ -12,6 +12,7 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
+from podbook.emulator.broker.autoscaler import Autoscaler, start_command
 from podbook.emulator.broker.config import BrokerSettings
 from podbook.emulator.broker.core import Broker, now_ms
 from podbook.emulator.broker.endpoints import absolute_handler
@@ -38,6 +39,7 @@ class QueueService:
         self.broker = Broker(settings, BrokerTables(store))
         self.limiter = QueueRateLimiter(settings.rate_limits)
         self.supervisor = Supervisor()
+        self.autoscaler = Autoscaler(self.broker, lambda: self.url)
         self.balancer = LoadBalancer(settings.load_balancer)
         self.webhooks = WebhookSender(settings.webhook_retry_seconds * settings.time_scale)
         self.url = ""
@@ -61,6 +63,7 @@ class QueueService:
         and of every handler endpoint whose restored queue holds jobs (built-ins too)."""
         self.url = url
         self.broker.start()
+        self.autoscaler.start()
         for declared in self.settings.endpoints:
             queue = self.broker.endpoint(DEFAULT_ACCOUNT_ID, declared.name)
             if queue is not None and declared.handler:
@@ -74,16 +77,21 @@ class QueueService:
         (before connections are drained, so they do not retry against a closing server)."""
         self.broker.release_polls()
         await self.supervisor.stop_all()
+        await self.autoscaler.stop()
         await self.balancer.close()
 
     async def stop(self) -> None:
-        """Stop supervised workers, webhooks and timers."""
+        """Stop supervised and scaled workers, webhooks and timers."""
         await self.supervisor.stop_all()
+        await self.autoscaler.stop()
         await self.balancer.close()
         await self.webhooks.close()
         await self.broker.stop()
 
     def _ensure_worker(self, queue: EndpointQueue) -> None:
+        if start_command(queue.record) is not None:  # scaled from its definition, at once
+            self.autoscaler.scale(queue)
+            return
         spec = queue.record.get("handler")
         if not spec or not self.url:
             return

@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from podbook.api.queue import REQUESTS_MAX_ITEMS
 from podbook.emulator.auth import Caller, authenticate
+from podbook.emulator.broker.autoscaler import start_command
 from podbook.emulator.broker.core import now_ms
 from podbook.emulator.broker.errors import QueueError, error_response
 from podbook.emulator.broker.jobs import Job
@@ -210,8 +211,15 @@ async def purge_queue(req: QueueRequest) -> Response:
 
 
 async def health(req: QueueRequest) -> Response:
-    """``GET /health``: job counts and workers idle/running."""
-    return json_response(req.queue.health())
+    """``GET /health``: job counts and workers idle/running (an endpoint whose workers the
+    emulator starts from its start command also counts them ``initializing`` and
+    ``throttled``, as the service's SDKs know them)."""
+    body = req.queue.health()
+    if start_command(req.queue.record) is not None:
+        scaler = req.service.autoscaler
+        body["workers"]["initializing"] = scaler.starting(req.queue.key)
+        body["workers"]["throttled"] = scaler.throttled(req.queue.key)
+    return json_response(body)
 
 
 async def requests(req: QueueRequest) -> Response:

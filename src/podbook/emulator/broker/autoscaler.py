@@ -1,0 +1,312 @@
+"""Workers the emulator starts from an endpoint's own definition, scaled as the service does.
+
+An endpoint with a start command (its ``args``) gets its workers from here, never from the
+user: each worker is ``/bin/sh -c ARGS`` with the endpoint's ``env`` and the variables the
+service gives a serverless worker (``RUNPOD_WEBHOOK_*``, ``RUNPOD_AI_API_KEY`` (a worker key
+of its own, never the user's), ``RUNPOD_POD_ID`` (the worker id), ``RUNPOD_ENDPOINT_ID``), so
+a handler file written for the service (``runpod.serverless.start``) or a ``podbook worker``
+command serves jobs unchanged. It runs where the emulator was started, with its Python
+environment and ``HOME`` set to a folder of its own (so ``~/.runpod/config.toml`` never
+overrides its key).
+
+Every ``TICK`` seconds (and at once when a job arrives) :func:`~podbook.emulator.broker.
+scaling.plan` decides from the endpoint's jobs and workers how many to start and which to
+stop: a job with no worker starts one (a **cold start**: the time from its start to its
+first job request is logged and kept), idle workers stop after ``idleTimeout`` (scale to
+zero), ``workers.min`` stay, ``workers.max`` caps them (jobs wait; ``/health`` counts the
+workers held back as ``throttled`` and the starting ones as ``initializing``), and a new
+release replaces idle workers of the old one while running jobs finish there. A worker that
+exits by itself is a crash: its jobs go back to the queue (``Broker.worker_died``) and the
+next start waits a back-off (0.5 s doubling to 10 s; reset once a worker lived 10 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from podbook.emulator.broker.core import Broker, now_ms
+from podbook.emulator.broker.queues import EndpointQueue
+from podbook.emulator.broker.scaling import Load, Settings, WorkerView, plan
+from podbook.emulator.broker.supervisor import detach_child, worker_environment
+from podbook.worker.config import new_worker_id
+from podbook.worker.env import worker_env
+
+log = logging.getLogger("podbook.emulator.broker")
+
+TICK = 0.25
+"""Seconds between two scaling decisions."""
+STOP_GRACE = 5.0
+"""Seconds a stopping worker gets between SIGTERM and SIGKILL."""
+EVENTS_KEPT = 500
+
+
+def start_command(record: dict[str, Any]) -> str | None:
+    """The endpoint's start command (its ``args``), if it has one."""
+    args = record.get("args")
+    if isinstance(args, list):
+        args = " ".join(str(part) for part in args)
+    return args.strip() or None if isinstance(args, str) else None
+
+
+@dataclass
+class ScaledWorker:
+    """A worker process the autoscaler started."""
+
+    worker_id: str
+    version: int
+    process: asyncio.subprocess.Process | None = None
+    started: float = field(default_factory=time.monotonic)
+    ready_after: float | None = None
+    """Seconds from its start to its first job request (its cold start), once known."""
+    last_busy: float = field(default_factory=time.monotonic)
+    stopping: bool = False
+    output: deque[str] = field(default_factory=lambda: deque(maxlen=200))
+
+
+@dataclass
+class EndpointWorkers:
+    """The scaled workers of one endpoint and what happened to them."""
+
+    workers: dict[str, ScaledWorker] = field(default_factory=dict)
+    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
+    backoff: float = 0.0
+    next_start: float = 0.0
+    throttled: int = 0
+    worker_seconds: float = 0.0
+    """Seconds of every worker that ended (its start to its exit), for billing."""
+
+
+class Autoscaler:
+    """Starts and stops the workers of every endpoint that has a start command."""
+
+    def __init__(self, broker: Broker, url: Callable[[], str]) -> None:
+        self.broker = broker
+        self._url = url
+        self.endpoints: dict[tuple[str, str], EndpointWorkers] = {}
+        self.home = tempfile.mkdtemp(prefix="podbook-workers-")
+        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin scaling (on the running loop)."""
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Stop scaling and every worker."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        stopping = [
+            self._stop(key, worker)
+            for key, group in self.endpoints.items()
+            for worker in list(group.workers.values())
+        ]
+        await asyncio.gather(*stopping, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(TICK)
+            for queue in list(self.broker.queues.values()):
+                try:
+                    self.scale(queue)
+                except Exception:  # noqa: BLE001 - one endpoint's trouble never stops the rest
+                    log.exception("scaling endpoint %s failed", queue.endpoint_id)
+
+    # decisions -------------------------------------------------------------------------------
+
+    def scale(self, queue: EndpointQueue) -> None:
+        """Start and stop this endpoint's workers as its load and settings ask."""
+        command = start_command(queue.record)
+        group = self.endpoints.get(queue.key)
+        if command is None or not self._url():
+            if group is not None and group.workers:  # the start command was removed
+                for worker in list(group.workers.values()):
+                    self._spawn_task(self._stop(queue.key, worker))
+            return
+        group = self.endpoints.setdefault(queue.key, EndpointWorkers())
+        now = time.monotonic()
+        views = [self._view(queue, worker, now) for worker in group.workers.values()]
+        decided = plan(Settings.of(queue.record), load_of(queue), [v for v in views if v])
+        group.throttled = decided.throttled
+        for worker_id in decided.stop:
+            self._spawn_task(self._stop(queue.key, group.workers[worker_id]))
+        for _ in range(decided.start):
+            if now < group.next_start:
+                break
+            self._start(queue, group, command)
+
+    def _view(self, queue: EndpointQueue, worker: ScaledWorker, now: float) -> WorkerView | None:
+        if worker.stopping:
+            return None
+        state = queue.workers.get(worker.worker_id)
+        if state is not None and worker.ready_after is None:
+            worker.ready_after = now - worker.started
+            self._event(queue.key, worker, "ready", coldStart=round(worker.ready_after, 3))
+            for line in worker.output:  # what it printed while starting
+                state.log.note(line, source="container")
+            state.log.note(f"cold start: ready {worker.ready_after:.2f} s after its start")
+        busy = state is not None and bool(state.running)
+        if busy:
+            worker.last_busy = now
+        version = int(queue.record.get("version") or 1)
+        return WorkerView(
+            worker.worker_id,
+            starting=state is None,
+            busy=busy,
+            idle_for=now - worker.last_busy,
+            stale=worker.version != version,
+        )
+
+    # workers ---------------------------------------------------------------------------------
+
+    def _start(self, queue: EndpointQueue, group: EndpointWorkers, command: str) -> None:
+        worker_id = new_worker_id()
+        key = self.broker.mint_worker_key(queue, persist=False)
+        home = os.path.join(self.home, worker_id)
+        os.makedirs(home, exist_ok=True)
+        env = worker_environment(key)
+        env.update({str(k): str(v) for k, v in (queue.record.get("env") or {}).items()})
+        env.update(worker_env(self._url(), queue.endpoint_id, key, worker_id=worker_id))
+        env["HOME"] = home
+        worker = ScaledWorker(worker_id, int(queue.record.get("version") or 1))
+        group.workers[worker_id] = worker  # counted from now: the next tick starts no twin
+        self._spawn_task(self._run(queue, group, worker, command, env))
+
+    async def _run(
+        self,
+        queue: EndpointQueue,
+        group: EndpointWorkers,
+        worker: ScaledWorker,
+        command: str,
+        env: dict[str, str],
+    ) -> None:
+        try:
+            worker.process = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                command,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=detach_child if sys.platform == "linux" else None,
+            )
+        except OSError as exc:
+            log.error("endpoint %s: cannot start a worker: %s", queue.endpoint_id, exc)
+            group.workers.pop(worker.worker_id, None)
+            self._crashed(group)
+            return
+        worker.started = worker.last_busy = time.monotonic()
+        self._event(queue.key, worker, "starting")
+        log.info(
+            "endpoint %s: worker %s started (pid %d)",
+            queue.endpoint_id,
+            worker.worker_id,
+            worker.process.pid,
+        )
+        reader = asyncio.get_running_loop().create_task(self._read(queue, worker))
+        code = await worker.process.wait()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), 2)
+        reader.cancel()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(worker.process.pid, signal.SIGKILL)  # what it left behind ends with it
+        lived = time.monotonic() - worker.started
+        group.worker_seconds += lived
+        group.workers.pop(worker.worker_id, None)
+        self._event(queue.key, worker, "stopped", code=code, lived=round(lived, 3))
+        if worker.stopping:
+            self.broker.worker_died(queue, worker.worker_id, crashed=False)
+            return
+        log.warning(
+            "endpoint %s: worker %s exited with %s after %.1f s; its jobs go back to the queue",
+            queue.endpoint_id,
+            worker.worker_id,
+            code,
+            lived,
+        )
+        self.broker.worker_died(queue, worker.worker_id, crashed=True)
+        if lived > 10:
+            group.backoff = 0.0
+        self._crashed(group)
+
+    @staticmethod
+    async def _read(queue: EndpointQueue, worker: ScaledWorker) -> None:
+        """The worker's output, line by line, into its log (kept until it calls in)."""
+        assert worker.process is not None and worker.process.stdout is not None
+        async for raw in worker.process.stdout:
+            line = raw.decode("utf-8", "replace").rstrip()
+            worker.output.append(line)
+            state = queue.workers.get(worker.worker_id)
+            if state is not None and worker.ready_after is not None:
+                state.log.note(line, source="container")
+
+    @staticmethod
+    def _crashed(group: EndpointWorkers) -> None:
+        group.backoff = min(10.0, group.backoff * 2 if group.backoff else 0.5)
+        group.next_start = time.monotonic() + group.backoff
+
+    async def _stop(self, key: tuple[str, str], worker: ScaledWorker) -> None:
+        if worker.stopping or worker.process is None:
+            return
+        worker.stopping = True
+        self._event(key, worker, "stopping")
+        process = worker.process
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), STOP_GRACE)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    def _event(self, key: tuple[str, str], worker: ScaledWorker, what: str, **extra: Any) -> None:
+        group = self.endpoints.get(key)
+        if group is not None:
+            group.events.append(
+                {"at": now_ms(), "worker": worker.worker_id, "event": what, **extra}
+            )
+
+    def _spawn_task(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # what the routes show --------------------------------------------------------------------
+
+    def starting(self, key: tuple[str, str]) -> int:
+        """Workers of the endpoint started and not yet asking for jobs."""
+        group = self.endpoints.get(key)
+        if group is None:
+            return 0
+        return sum(1 for w in group.workers.values() if w.ready_after is None and not w.stopping)
+
+    def throttled(self, key: tuple[str, str]) -> int:
+        """Workers the load asked for beyond ``workers.max``."""
+        group = self.endpoints.get(key)
+        return group.throttled if group is not None else 0
+
+
+def load_of(queue: EndpointQueue) -> Load:
+    """The endpoint's jobs that scale its workers."""
+    now = now_ms()
+    waiting = list(queue.queued.values())
+    oldest = min((job.queued_at for job in waiting), default=now)
+    running = sum(len(w.running) for w in queue.workers.values())
+    return Load(waiting=len(waiting), oldest_wait=(now - oldest) / 1000, in_progress=running)
