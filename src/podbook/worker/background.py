@@ -5,6 +5,10 @@ while jobs are served. It started in a copy of the calling cell's context, so wh
 handler prints lands in that cell's output. The worker key is fetched through the user's
 client (the local emulator only; the endpoint is created when it does not exist), and
 serving the same endpoint again from the same process replaces the earlier worker.
+
+A served worker's handler can be swapped while it serves (:meth:`ServedWorker.reload`, or a
+watched file: :meth:`ServedWorker.watch`, see :mod:`podbook.worker.reload`): the next job runs
+the new code, a running one finishes on the old, and the worker stays the one it was.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from podbook.errors import ConfigError, PodbookError
 from podbook.worker.config import WorkerConfig, new_worker_id
 from podbook.worker.handlers import handler_kind
 from podbook.worker.keys import ensure_endpoint, fetch_worker_key, require_local
+from podbook.worker.reload import HandlerWatch, Reload, code_label, record_release
 from podbook.worker.runner import Runner
 
-__all__ = ["ServedWorker", "serve"]
+__all__ = ["ServedWorker", "serve", "served_worker"]
 
 logger = logging.getLogger("podbook.worker")
 
@@ -64,7 +69,9 @@ class ServedWorker:
         self._stop_requested = False
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._watch: HandlerWatch | None = None
         self.worker_id = ""
+        self.reloads = 0
         context = contextvars.copy_context()
         self._thread = threading.Thread(
             target=context.run,
@@ -129,7 +136,9 @@ class ServedWorker:
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop taking jobs, let running ones finish (10 s grace; none when the emulator does
-        not answer: their results could not be reported), end the thread."""
+        not answer: their results could not be reported), end the thread and the watch of
+        its handler file, if any."""
+        self.stop_watching()
         with self._lock:
             self._stop_requested = True
             runner = self._runner
@@ -146,6 +155,67 @@ class ServedWorker:
                 del _SERVED[key]
         if self._owns_client:
             self._client.close()
+
+    # -- hot reload ----------------------------------------------------------------------
+
+    def reload(
+        self, fn: Callable[..., Any], *, name: str | None = None, label: str | None = None
+    ) -> Reload:
+        """Serve ``fn`` from the next job on (a running job finishes on the old code; the
+        worker stays the same) and record the change as a release of the endpoint.
+
+        ``name`` is how the line names the handler (its ``__qualname__`` by default);
+        ``label`` what the release records (``name`` and a digest of ``fn``'s source).
+        """
+        if not callable(fn):
+            raise TypeError(f"reload() needs a handler function, got {type(fn).__name__}")
+        handler_kind(fn)
+        if not self.running:
+            raise ConfigError(
+                f"the worker for {self.endpoint_id!r} is stopped; serve the endpoint again"
+            )
+        name = name or getattr(fn, "__qualname__", type(fn).__name__)
+        release, why = record_release(self._client, self.endpoint_id, label or code_label(fn, name))
+        with self._lock:
+            self.fn = fn
+            runner = self._runner
+        if runner is not None:
+            runner.swap_handler(fn)
+        self.reloads += 1
+        logger.info("endpoint %s: handler %s reloaded", self.endpoint_id, name)
+        return Reload(self.endpoint_id, name, release, why)
+
+    def watch(self, watch: HandlerWatch, report: Callable[[str], None] = print) -> None:
+        """Reload from ``watch``'s file whenever it changes, until :meth:`stop` or
+        :meth:`stop_watching` (a watch already running is stopped first). ``report`` gets
+        one line per reload, and one per file that could not be loaded (the old handler
+        goes on)."""
+        self.stop_watching()
+
+        def changed(fn: Callable[..., Any], label: str) -> None:
+            report(self.reload(fn, name=watch.name, label=label).line())
+
+        def failed(error: str) -> None:
+            report(
+                f"endpoint {self.endpoint_id}: {watch.name} not reloaded, the old handler "
+                f"goes on: {error}"
+            )
+
+        with self._lock:
+            self._watch = watch
+        watch.start(changed, failed)
+
+    def stop_watching(self) -> None:
+        """Stop reloading from a watched file (the handler served now goes on)."""
+        with self._lock:
+            watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.stop()
+
+    @property
+    def watching(self) -> HandlerWatch | None:
+        """The watched handler file, if any."""
+        return self._watch
 
     # -- state ---------------------------------------------------------------------------
 
@@ -174,11 +244,21 @@ class ServedWorker:
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
-        name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
+        watch = self._watch
+        name = watch.name if watch else getattr(self.fn, "__qualname__", type(self.fn).__name__)
+        watching = ", watching its file" if watch else ""
         return (
-            f"<ServedWorker {name} on endpoint {self.endpoint_id!r}: {state}, "
+            f"<ServedWorker {name} on endpoint {self.endpoint_id!r}: {state}{watching}, "
             f"concurrency {self.concurrency}, worker {self.worker_id or '-'}>"
         )
+
+
+def served_worker(queue_url: str, endpoint_id: str) -> ServedWorker | None:
+    """The worker this process serves ``endpoint_id`` with on the broker at ``queue_url``
+    (running), if any."""
+    with _SERVED_LOCK:
+        worker = _SERVED.get((queue_url, endpoint_id))
+    return worker if worker is not None and worker.running else None
 
 
 def serve(

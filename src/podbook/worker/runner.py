@@ -81,8 +81,7 @@ class Runner:
         transport: httpx.AsyncBaseTransport | None = None,
         on_ready: Callable[[], None] | None = None,
     ) -> None:
-        self.handler = handler
-        self.kind: HandlerKind = handler_kind(handler)
+        self._handler: tuple[Callable[..., Any], HandlerKind] = (handler, handler_kind(handler))
         self.config = config
         self._transport = transport
         self._on_ready = on_ready
@@ -103,6 +102,21 @@ class Runner:
         self.max_running = 0
 
     # -- control -------------------------------------------------------------------------
+
+    @property
+    def handler(self) -> Callable[..., Any]:
+        """The handler that the next job runs."""
+        return self._handler[0]
+
+    @property
+    def kind(self) -> HandlerKind:
+        """How :attr:`handler` is run."""
+        return self._handler[1]
+
+    def swap_handler(self, handler: Callable[..., Any]) -> None:
+        """Run ``handler`` for the jobs started from now on (safe from any thread: the pair
+        is replaced at once). Jobs already running finish on the handler they started with."""
+        self._handler = (handler, handler_kind(handler))
 
     @property
     def running_jobs(self) -> list[str]:
@@ -314,7 +328,8 @@ class Runner:
             self.counts["stopped"] += 1
             logger.info("job %s stopped by the broker before it started", job_id)
             return
-        run = JobRun(job, self.handler, self.kind, self.config, channel, executor)
+        handler, kind = self._handler  # one read: a swap from another thread is atomic
+        run = JobRun(job, handler, kind, self.config, channel, executor)
         task = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
         task.add_done_callback(lambda done: self._job_task_done(job_id, done))
         self._jobs[job_id] = task

@@ -81,12 +81,15 @@ class EndpointCommand:
 
 @dataclass(frozen=True)
 class ServeCommand:
-    """``%endpoint serve FUNC --name ID [--concurrency N] [--openai [--model NAME]]`` and
+    """``%endpoint serve FUNC --name ID [--concurrency N] [--openai [--model NAME]]``,
+    ``%endpoint serve --watch FILE.py[:FUNC] --name ID [...]`` and
     ``%endpoint serve APP --lb --name ID``.
 
     ``openai``: FUNC is a text generator served as an OpenAI-compatible endpoint (wrapped by
     ``podbook.openai_handler``, answering under ``model``, default the endpoint's ID).
     ``lb``: the name is an ASGI/WSGI app served as a worker of a load-balancing endpoint.
+    ``watch``: the handler comes from this file (``function`` in it, ``handler`` by
+    default) and is reloaded whenever the file changes.
     """
 
     function: str
@@ -96,6 +99,7 @@ class ServeCommand:
     openai: bool = False
     model: str | None = None
     lb: bool = False
+    watch: str | None = None
 
 
 def build_runjob_parser() -> MagicArgumentParser:
@@ -197,9 +201,12 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
         )
     serve = _parser(
         "%endpoint serve",
-        "Serve a handler function of this notebook on an endpoint (background worker thread).",
+        "Serve a handler function of this notebook on an endpoint (background worker thread). "
+        "Run it again on the same endpoint to swap the handler for the next job (hot reload).",
     )
-    serve.add_argument("function", type=NAME, metavar="FUNC", help="the handler's variable name")
+    serve.add_argument(
+        "function", type=NAME, nargs="?", metavar="FUNC", help="the handler's variable name"
+    )
     serve.add_argument("--name", required=True, metavar="ID", help="the endpoint's ID")
     serve.add_argument(
         "--concurrency", type=POSITIVE_INT, default=1, metavar="N", help="jobs run at once"
@@ -217,26 +224,64 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
         help="FUNC names an ASGI/WSGI app (e.g. FastAPI()): serve it as a worker of a "
         "load-balancing endpoint",
     )
+    serve.add_argument(
+        "--watch",
+        metavar="FILE.py[:FUNC]",
+        help="serve FUNC (default: handler) of this file, reloaded whenever the file changes",
+    )
     add_output_argument(serve)
-
-    def build_serve(ns: Any) -> ServeCommand:
-        if ns.model is not None and not ns.openai:
-            raise UsageError("%endpoint serve: --model applies to --openai only; add --openai.")
-        if ns.lb and (ns.openai or ns.concurrency != 1):
-            flag = "--openai" if ns.openai else "--concurrency"
-            raise UsageError(
-                f"%endpoint serve: {flag} applies to handler functions, not to an app served "
-                "with --lb; drop one of them."
-            )
-        return ServeCommand(
-            function=ns.function,
-            endpoint_id=ns.name,
-            concurrency=ns.concurrency,
-            output=ns.output,
-            openai=ns.openai,
-            model=ns.model,
-            lb=ns.lb,
-        )
-
-    commands["serve"] = Subcommand(serve, build_serve, "serve a handler function on an endpoint")
+    commands["serve"] = Subcommand(serve, _build_serve, "serve a handler function on an endpoint")
     return commands
+
+
+def _serve_source(ns: Any) -> tuple[str, str | None]:
+    """The handler's name and the watched file spec (``FILE.py:FUNC``) of a serve line."""
+    if ns.watch is None:
+        if ns.function is None:
+            raise UsageError(
+                "%endpoint serve: name the handler function (FUNC) or a file to watch "
+                "(--watch handler.py[:FUNC])."
+            )
+        return ns.function, None
+    if ns.lb:
+        raise UsageError("%endpoint serve: --watch serves handler functions, not an app (--lb).")
+    if ns.function is not None:
+        raise UsageError(
+            "%endpoint serve: with --watch, name the function in the file spec "
+            f"(--watch FILE.py:{ns.function}), not as FUNC."
+        )
+    from podbook.errors import ConfigError
+    from podbook.worker.handlers import HandlerSpec
+
+    try:
+        spec = HandlerSpec.parse(ns.watch)
+    except ConfigError as err:
+        raise UsageError(f"%endpoint serve --watch: {err}.") from None
+    if not spec.target.endswith(".py"):
+        raise UsageError(
+            f"%endpoint serve --watch: {spec.target!r} is not a Python file; give "
+            "handler.py[:FUNC]."
+        )
+    return spec.function, str(spec)
+
+
+def _build_serve(ns: Any) -> ServeCommand:
+    if ns.model is not None and not ns.openai:
+        raise UsageError("%endpoint serve: --model applies to --openai only; add --openai.")
+    if ns.lb and (ns.openai or ns.concurrency != 1):
+        flag = "--openai" if ns.openai else "--concurrency"
+        raise UsageError(
+            f"%endpoint serve: {flag} applies to handler functions, not to an app served "
+            "with --lb; drop one of them."
+        )
+    function, watch = _serve_source(ns)
+    return ServeCommand(
+        function=function,
+        endpoint_id=ns.name,
+        concurrency=ns.concurrency,
+        output=ns.output,
+        openai=ns.openai,
+        model=ns.model,
+        lb=ns.lb,
+        watch=watch,
+    )

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from IPython.core.error import UsageError
-
 from podbook.notebook.jobs.book import EndpointHealth, JobBook
 from podbook.notebook.jobs.commands import EndpointCommand, JobCommand, RunJobCommand, ServeCommand
 
@@ -87,58 +85,21 @@ def endpoint_purge(book: JobBook, command: EndpointCommand) -> Any:
 
 def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str, Any]) -> Any:
     """``%endpoint serve FUNC --name ID``: serve a handler of the notebook on a background
-    worker thread; returns the worker's handle (``.stop()``). With ``--openai``, FUNC is a
-    generator of text pieces served as an OpenAI-compatible endpoint; with ``--lb`` the name
-    is an app (:func:`~podbook.notebook.jobs.lbserve.endpoint_serve_app`)."""
+    worker thread; returns the worker's handle (``.stop()``). Run again on the same endpoint,
+    it swaps the handler for the next job (hot reload); with ``--watch FILE.py[:FUNC]`` the
+    handler comes from a file, reloaded whenever it changes
+    (:mod:`~podbook.notebook.jobs.serving`). With ``--openai``, FUNC is a generator of text
+    pieces served as an OpenAI-compatible endpoint; with ``--lb`` the name is an app
+    (:func:`~podbook.notebook.jobs.lbserve.endpoint_serve_app`)."""
     if command.lb:
         from podbook.notebook.jobs.lbserve import endpoint_serve_app
 
         return endpoint_serve_app(book, command, namespace)
-    fn = namespace.get(command.function)
-    if fn is None:
-        raise UsageError(
-            f"%endpoint serve: no variable named {command.function!r}; define the handler "
-            "function in a cell first."
-        )
-    if not callable(fn):
-        raise UsageError(
-            f"%endpoint serve: {command.function} is a {type(fn).__name__}, not a function; "
-            "pass the handler function's name."
-        )
-    from podbook.worker import serve
+    from podbook.notebook.jobs.serving import endpoint_serve_file, endpoint_serve_function
 
-    if command.openai:
-        import inspect
-
-        from podbook.worker.openai_compat import openai_handler
-
-        if not (inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)):
-            raise UsageError(
-                f"%endpoint serve --openai: {command.function} must be a generator function "
-                "such as `def generate(prompt_or_messages, params): yield 'Hello'`."
-            )
-        fn = openai_handler(fn, model=command.model or command.endpoint_id)
-    try:
-        handle = serve(
-            fn,
-            endpoint=command.endpoint_id,
-            concurrency=command.concurrency,
-            client=book.session.client,
-        )
-    except (TypeError, ValueError) as err:
-        raise UsageError(f"%endpoint serve: {err}.") from None
-    book.keep_served(handle)
-    print(
-        f"Serving {command.function} on endpoint {command.endpoint_id} "
-        f"({command.concurrency} job(s) at once); stop it with .stop() on the returned handle."
-    )
-    if command.openai:
-        base_url = book.session.client.endpoint(command.endpoint_id).openai_base_url
-        print(
-            f"OpenAI-compatible (model {command.model or command.endpoint_id!r}): "
-            f"base_url={base_url}; try `%%chat {command.endpoint_id}`."
-        )
-    return handle
+    if command.watch is not None:
+        return endpoint_serve_file(book, command)
+    return endpoint_serve_function(book, command, namespace)
 
 
 Handler = Callable[[JobBook, Any], Any]
