@@ -193,6 +193,9 @@ class ServedWorker:
         self.stop_watching()
 
         def changed(fn: Callable[..., Any], label: str) -> None:
+            if not self.running:
+                watch.stop()
+                raise ConfigError("the worker has stopped; serve the endpoint again")
             report(self.reload(fn, name=watch.name, label=label).line())
 
         def failed(error: str) -> None:

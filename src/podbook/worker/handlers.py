@@ -132,7 +132,8 @@ def _import_failure(what: str, exc: BaseException) -> ConfigError:
         where = f" (line {exc.lineno})"
     elif frames:
         where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})"
-    message = str(exc).splitlines()[0] if str(exc) else ""
+    text = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)  # no "(file, line)"
+    message = text.splitlines()[0] if text else ""
     detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return ConfigError(f"importing {what} failed: {detail}{where}")
 

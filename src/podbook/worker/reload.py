@@ -196,7 +196,12 @@ class HandlerWatch:
         on_error: Callable[[str], None],
     ) -> None:
         while not self._stopped.wait(self.interval):
-            failure = self.poll(on_change)
+            try:
+                failure = self.poll(on_change)
+            except Exception as err:  # noqa: BLE001 - the watch goes on; the user reads one line
+                failure = _first_line(err)
+                if not isinstance(err, PodbookError):
+                    failure = f"{type(err).__name__}: {failure}"
             if failure is not None:
                 on_error(failure)
                 self.error = failure  # after the report: whoever sees it can read the line
