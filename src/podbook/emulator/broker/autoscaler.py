@@ -52,7 +52,10 @@ EVENTS_KEPT = 500
 
 
 def start_command(record: dict[str, Any]) -> str | None:
-    """The endpoint's start command (its ``args``), if it has one."""
+    """The start command (``args``) of a queue-based endpoint, if it has one (a
+    load-balancing endpoint's workers are started by hand: ``podbook worker --lb``)."""
+    if record.get("type", "QUEUE") != "QUEUE":
+        return None
     args = record.get("args")
     if isinstance(args, list):
         args = " ".join(str(part) for part in args)
