@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import view, { SPARK_SAMPLES } from "../src/health.js";
+import view, { SPARK_SAMPLES, TIMELINE_LAYOUT, spans } from "../src/health.js";
 import { mount } from "./fake-model.js";
 
 // The `/health` body as the queue API answers it.
@@ -134,5 +134,214 @@ describe("health panel: notes", () => {
     cleanup();
     expect(model.listenerCount()).toBe(0);
     expect(mounted.el.querySelector(".podbook-health")).toBeNull();
+  });
+});
+
+// A timeline as the kernel sends it (podbook/notebook/jobs/timeline.py): 5 minutes ending at
+// NOW; the queue filled with 20 jobs, one worker came and went, one is running, one starts.
+const NOW = Date.UTC(2026, 10, 22, 10, 5, 0);
+const at = (secondsBefore) => NOW - secondsBefore * 1000;
+function timeline(overrides = {}) {
+  return {
+    window: 300,
+    now: NOW,
+    since: at(60),
+    samples: 31,
+    resolution: 2,
+    queue: [
+      [at(60), 0],
+      [at(50), 20],
+      [at(30), 4],
+      [at(10), 0],
+    ],
+    lanes: [
+      {
+        id: "worker-aaaa",
+        points: [
+          [at(50), "INITIALIZING"],
+          [at(46), "RUNNING"],
+          [at(20), "IDLE"],
+          [at(12), "GONE"],
+        ],
+        startedAt: at(50),
+        coldStart: 4.2,
+      },
+      {
+        id: "worker-bbbb",
+        points: [
+          [at(44), "INITIALIZING"],
+          [at(40), "RUNNING"],
+        ],
+        startedAt: at(44),
+        coldStart: 3.5,
+      },
+      { id: "worker-cccc", points: [[at(2), "INITIALIZING"]], startedAt: at(3), coldStart: null },
+    ],
+    hiddenLanes: 0,
+    ...overrides,
+  };
+}
+
+const svg = () => root().querySelector("svg.podbook-timeline");
+const laneOf = (id) => svg().querySelector(`.podbook-tl-lane[data-worker="${id}"]`);
+const segments = (id) =>
+  [...laneOf(id).querySelectorAll("rect.podbook-tl-segment")].map((r) => r.dataset.state);
+const xOf = (node) => Number(node.getAttribute("x"));
+const widthOf = (node) => Number(node.getAttribute("width"));
+
+describe("health panel: worker timeline", () => {
+  it("draws nothing before the kernel sent a timeline, and keeps the other sections", () => {
+    render({ timeline: {} });
+    expect(root().querySelector(".podbook-worker-timeline")).toBeNull();
+    expect(root().querySelector("svg.podbook-sparkline")).not.toBeNull();
+    expect(countOf("completed")).toBe("12");
+  });
+
+  it("draws one lane per worker with its states in order, and the gone marker", () => {
+    render({ timeline: timeline() });
+    expect(svg().dataset.lanes).toBe("3");
+    expect(svg().dataset.window).toBe("300");
+    expect(segments("worker-aaaa")).toEqual(["INITIALIZING", "RUNNING", "IDLE"]);
+    expect(laneOf("worker-aaaa").dataset.state).toBe("GONE");
+    const gone = laneOf("worker-aaaa").querySelectorAll(".podbook-tl-gone");
+    expect(gone).toHaveLength(1);
+    expect(Number(gone[0].dataset.at)).toBe(at(12));
+    expect(segments("worker-bbbb")).toEqual(["INITIALIZING", "RUNNING"]);
+    expect(laneOf("worker-bbbb").dataset.state).toBe("RUNNING");
+    expect(laneOf("worker-bbbb").querySelector(".podbook-tl-gone")).toBeNull();
+    expect(laneOf("worker-cccc").dataset.state).toBe("INITIALIZING");
+    // lanes top to bottom in the order sent
+    const ys = [...svg().querySelectorAll(".podbook-tl-lane rect:first-of-type")].map((r) =>
+      Number(r.getAttribute("y")),
+    );
+    expect(ys).toEqual([...ys].sort((a, b) => a - b));
+  });
+
+  it("places segments on one time axis that ends at the latest sample", () => {
+    render({ timeline: timeline() });
+    const { left, right, width } = TIMELINE_LAYOUT;
+    const plot = width - left - right;
+    const [starting, running, idle] = laneOf("worker-aaaa").querySelectorAll("rect");
+    expect(xOf(starting)).toBeCloseTo(left + plot * (250 / 300), 0);
+    expect(xOf(starting) + widthOf(starting)).toBeCloseTo(xOf(running), 0);
+    expect(xOf(idle) + widthOf(idle)).toBeCloseTo(left + plot * (288 / 300), 0);
+    // a worker still running reaches the right edge ("now")
+    const last = [...laneOf("worker-bbbb").querySelectorAll("rect")].pop();
+    expect(xOf(last) + widthOf(last)).toBeCloseTo(left + plot, 0);
+    expect(Number(last.dataset.to)).toBe(NOW);
+    const ticks = [...svg().querySelectorAll(".podbook-tl-axis")].map((t) => t.textContent);
+    expect(ticks).toEqual(["now", "−1 min", "−2 min", "−3 min", "−4 min", "−5 min"]);
+    // before the first sample: shaded as not watched
+    const shade = svg().querySelector(".podbook-tl-unsampled");
+    expect(xOf(shade)).toBe(left);
+    expect(widthOf(shade)).toBeCloseTo(plot * (240 / 300), 0);
+  });
+
+  it("shows each cold start, and says how it is measured", () => {
+    render({ timeline: timeline() });
+    expect(laneOf("worker-aaaa").dataset.coldStart).toBe("4.2");
+    expect(laneOf("worker-aaaa").querySelector(".podbook-tl-cold").textContent).toBe("cold 4.2 s");
+    expect(laneOf("worker-bbbb").querySelector(".podbook-tl-cold").textContent).toBe("cold 3.5 s");
+    expect(laneOf("worker-cccc").dataset.coldStart).toBe("");
+    expect(laneOf("worker-cccc").querySelector(".podbook-tl-cold").textContent).toBe("");
+    const note = root().querySelector('[data-note="cold-start"]').textContent;
+    expect(note).toContain("sampling resolution");
+    expect(note).toContain("a sample every 2.0 s");
+  });
+
+  it("draws the queue depth as a step area on the same axis, with its peak", () => {
+    render({ timeline: timeline() });
+    const queue = svg().querySelector("path.podbook-tl-queue");
+    expect(queue.dataset.peak).toBe("20");
+    expect(queue.dataset.spans).toBe("4");
+    expect(svg().textContent).toContain("peak 20");
+    const xs = queue
+      .getAttribute("d")
+      .match(/[ML]\s*([\d.]+),/g)
+      .map((m) => Number(m.replace(/[ML\s,]/g, "")));
+    const { left, right, width } = TIMELINE_LAYOUT;
+    expect(Math.min(...xs)).toBeCloseTo(left + (width - left - right) * (240 / 300), 0);
+    expect(Math.max(...xs)).toBeCloseTo(width - right, 0);
+  });
+
+  it("follows the kernel: a new timeline redraws (a worker gone, a lane more)", () => {
+    const { model } = render({ timeline: timeline() });
+    const next = timeline({ now: NOW + 2000 });
+    next.lanes[1].points.push([NOW + 2000, "GONE"]);
+    next.lanes.push({ id: "worker-dddd", points: [[NOW + 2000, "RUNNING"]], coldStart: 1.9 });
+    model.set("timeline", next);
+    expect(svg().dataset.lanes).toBe("4");
+    expect(laneOf("worker-bbbb").dataset.state).toBe("GONE");
+    expect(laneOf("worker-bbbb").querySelectorAll(".podbook-tl-gone")).toHaveLength(1);
+    expect(laneOf("worker-dddd").querySelector(".podbook-tl-cold").textContent).toBe("cold 1.9 s");
+  });
+
+  it("clips what began before the window to its left edge", () => {
+    const old = timeline({ since: at(400), queue: [[at(400), 7]] });
+    old.lanes = [{ id: "old", points: [[at(400), "IDLE"]], coldStart: null }];
+    render({ timeline: old });
+    const [idle] = laneOf("old").querySelectorAll("rect");
+    expect(xOf(idle)).toBe(TIMELINE_LAYOUT.left);
+    expect(Number(idle.dataset.from)).toBe(at(300));
+    expect(svg().querySelector(".podbook-tl-unsampled")).toBeNull();
+  });
+
+  it("says when no worker was seen, when lanes are hidden, and why lanes are missing", () => {
+    render({
+      timeline: timeline({
+        lanes: [],
+        hiddenLanes: 3,
+        note: "worker lanes unavailable: 403 Forbidden",
+      }),
+    });
+    expect(svg().dataset.lanes).toBe("0");
+    expect(svg().querySelector(".podbook-tl-empty").textContent).toBe("no worker seen");
+    expect(root().querySelector('[data-note="hidden"]').textContent).toBe(
+      "3 more worker(s) not shown",
+    );
+    expect(root().querySelector('[data-note="listing"]').textContent).toContain("403");
+  });
+
+  it("names every state in the legend, the rarer ones once they occur", () => {
+    const odd = timeline();
+    odd.lanes[2].points.push([NOW, "THROTTLED"]);
+    render({ timeline: odd });
+    const keys = [...root().querySelectorAll(".podbook-tl-key")].map((k) => k.dataset.state);
+    expect(keys).toEqual(["INITIALIZING", "IDLE", "RUNNING", "THROTTLED", "GONE"]);
+  });
+});
+
+describe("health panel: step spans", () => {
+  it("holds each value until the next point, the last until the end", () => {
+    expect(
+      spans(
+        [
+          [0, "a"],
+          [5, "b"],
+        ],
+        0,
+        10,
+      ),
+    ).toEqual([
+      { from: 0, to: 5, value: "a", at: 0 },
+      { from: 5, to: 10, value: "b", at: 5 },
+    ]);
+  });
+
+  it("clips to the window and keeps a last point at the end itself", () => {
+    expect(
+      spans(
+        [
+          [-5, "a"],
+          [-2, "b"],
+          [10, "GONE"],
+        ],
+        0,
+        10,
+      ),
+    ).toEqual([
+      { from: 0, to: 10, value: "b", at: -2 },
+      { from: 10, to: 10, value: "GONE", at: 10 },
+    ]);
   });
 });

@@ -22,24 +22,40 @@ MAX_PANELS = 64
 
 @dataclass
 class EndpointHealth:
-    """``%endpoint health ID``: the endpoint's ID and its ``/health`` body.
+    """``%endpoint health ID``: the endpoint's ID, its ``/health`` body and its workers
+    listing (``GET /v2/serverless/{id}/workers``; None, or the exception its read raised, when
+    it could not be read).
 
-    ``.jobs`` and ``.workers`` (and any other attribute) are those of the body.
+    ``.jobs`` and ``.workers`` (and any other attribute) are those of the ``/health`` body.
     """
 
     endpoint_id: str
     health: Any
+    listing: Any = None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("endpoint_id", "health"):
+        if name.startswith("__") or name in ("endpoint_id", "health", "listing"):
             raise AttributeError(name)
         return getattr(self.health, name)
+
+    def timeline_summary(self) -> str:
+        """The worker timeline of this one reading, in one line."""
+        import time
+
+        from podbook.notebook.jobs.records import to_plain
+        from podbook.notebook.jobs.timeline import WorkerTimeline
+
+        timeline = WorkerTimeline()
+        listing = None if isinstance(self.listing, BaseException) else to_plain(self.listing)
+        timeline.add(time.time(), to_plain(self.health) or {}, listing)
+        return timeline.summary()
 
     def __repr__(self) -> str:
         from podbook.notebook.jobs.records import to_plain
         from podbook.notebook.jobs.static import health_text
 
-        return health_text(self.endpoint_id, to_plain(self.health) or {})
+        body = to_plain(self.health) or {}
+        return health_text(self.endpoint_id, body, timeline=self.timeline_summary())
 
 
 JobDisplay = PanelDisplay
@@ -106,7 +122,7 @@ class JobBook:
         """A live :class:`HealthPanel`, refreshed by the session's refresher thread."""
         from podbook.notebook.jobs.health import HealthPanel
 
-        panel = HealthPanel(report.endpoint_id, report.health)
+        panel = HealthPanel(report.endpoint_id, report.health, report.listing)
         self.session.refresher.register(panel)
         return panel
 
@@ -117,8 +133,10 @@ class JobBook:
         from podbook.notebook.jobs.static import health_html, health_text
 
         body = to_plain(report.health) or {}
+        summary = report.timeline_summary()
         return StaticView(
-            health_text(report.endpoint_id, body), health_html(report.endpoint_id, body)
+            health_text(report.endpoint_id, body, timeline=summary),
+            health_html(report.endpoint_id, body, timeline=summary),
         )
 
     # -- served handlers --------------------------------------------------------------------

@@ -69,9 +69,13 @@ def job_retry(book: JobBook, command: JobCommand) -> Any:
 
 
 def endpoint_health(book: JobBook, command: EndpointCommand) -> EndpointHealth:
-    """``%endpoint health``: job and worker counts in a panel that keeps refreshing."""
-    health = book.session.client.endpoint(command.endpoint_id).health()
-    report = EndpointHealth(command.endpoint_id, health)
+    """``%endpoint health``: job and worker counts and the worker timeline, in a panel that
+    keeps refreshing."""
+    from podbook.notebook.jobs.polling import read_workers
+
+    client = book.session.client
+    health = client.endpoint(command.endpoint_id).health()
+    report = EndpointHealth(command.endpoint_id, health, read_workers(client, command.endpoint_id))
     return book.session.show(report, book.health_panel, book.health_static)
 
 

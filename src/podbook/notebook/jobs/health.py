@@ -1,25 +1,33 @@
-"""HealthPanel: an endpoint's job and worker counts, kept current (view: ``views/health.js``).
+"""HealthPanel: an endpoint's job and worker counts, kept current, and its worker timeline
+(view: ``views/health.js``).
 
 Traits: ``endpointId``, ``health`` (the ``/health`` body: ``{"jobs": {completed, failed,
-inProgress, inQueue, retried}, "workers": {idle, running}}``), ``error``, ``connection``,
-``updated``. The session's one refresher thread reads ``/health`` each tick (one call per
-endpoint, however many panels show it) until the panel is closed.
+inProgress, inQueue, retried}, "workers": {idle, running, ...}}``), ``timeline`` (the worker
+timeline of the last minutes: :meth:`~podbook.notebook.jobs.timeline.WorkerTimeline.to_wire`,
+plus a ``note`` when the workers listing cannot be read), ``error``, ``connection``,
+``updated``. The session's one refresher thread reads ``/health`` and the REST workers
+listing (``GET /v2/serverless/{id}/workers``) each tick (once per endpoint, however many
+panels show it) until the panel is closed; each reading is a sample of the timeline. A key
+that may not list workers (401/403) stops the listing: the counts go on, the lanes say why.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import traitlets
 
+from podbook.notebook.jobs.polling import HealthReading
 from podbook.notebook.jobs.records import to_plain
 from podbook.notebook.jobs.static import health_html, health_text
+from podbook.notebook.jobs.timeline import WorkerTimeline, timeline_summary
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, now_iso
 
 
 class HealthPanel(Panel):
-    """One endpoint's health, refreshed by the refresher thread."""
+    """One endpoint's health and worker timeline, refreshed by the refresher thread."""
 
     _esm = view_asset("health.js")
     _css = view_asset("podbook.css")
@@ -27,23 +35,32 @@ class HealthPanel(Panel):
 
     endpointId = traitlets.Unicode("").tag(sync=True)  # noqa: N815 - the trait contract's name
     health = traitlets.Dict().tag(sync=True)
+    timeline = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, endpoint_id: str, health: Any = None) -> None:
+    def __init__(self, endpoint_id: str, health: Any = None, workers: Any = None) -> None:
+        """``health`` and ``workers`` (the workers listing, or the exception its read raised)
+        are a first reading, when the magic made one."""
         super().__init__()
         self.endpointId = endpoint_id
+        self.history = WorkerTimeline()
+        """The samples behind ``timeline``."""
+        self._workers_note = ""
         if health is not None:
-            self.health = to_plain(health) or {}
-            self.updated = now_iso()
+            self._take(HealthReading(health, workers, time.time()))
 
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         """Pod snapshots do not concern an endpoint; see :meth:`apply_queue`."""
 
     def queue_key(self) -> tuple[str, ...]:
-        """The refresher reads ``/health`` of this endpoint every tick."""
-        return ("health", self.endpointId)
+        """The refresher reads ``/health`` of this endpoint every tick, and its workers
+        listing unless the key may not read it."""
+        if self._workers_note:
+            return ("health", self.endpointId)
+        return ("health", self.endpointId, "workers")
 
     def apply_queue(self, result: Any) -> None:
-        """Take the refresher's ``/health`` answer (a body, or the exception it raised)."""
+        """Take the refresher's reading (a :class:`~podbook.notebook.jobs.polling.
+        HealthReading`, a ``/health`` body, or the exception the ``/health`` read raised)."""
         from podbook import errors
         from podbook.notebook.jobs.errors import describe_job_failure
 
@@ -53,13 +70,38 @@ class HealthPanel(Panel):
             elif isinstance(result, BaseException):
                 self.connection = "reconnecting"
             else:
-                self.health = to_plain(result) or {}
+                if not isinstance(result, HealthReading):
+                    result = HealthReading(result, None, time.time())
+                self._take(result)
                 self.error = ""
                 self.connection = "ok"
-                self.updated = now_iso()
+
+    def _take(self, reading: HealthReading) -> None:
+        """One reading into ``health``, the history and ``timeline``."""
+        from podbook import errors
+
+        body = to_plain(reading.health) or {}
+        workers = reading.workers
+        if isinstance(workers, (errors.Unauthorized, errors.Forbidden)):
+            self._workers_note = (str(workers).splitlines() or [type(workers).__name__])[0]
+        workers = None if isinstance(workers, BaseException) else to_plain(workers)
+        self.history.add(reading.at, body, workers)
+        self.health = body
+        self.timeline = self._timeline_wire()
+        self.updated = now_iso()
+
+    def _timeline_wire(self) -> dict[str, Any]:
+        wire = self.history.to_wire()
+        if self._workers_note:
+            wire["note"] = f"worker lanes unavailable: {self._workers_note}"
+        return wire
+
+    def timeline_summary(self) -> str:
+        """The worker timeline in one line (the static forms show it)."""
+        return timeline_summary(self._timeline_wire())
 
     def snapshot_text(self) -> str:
-        return health_text(self.endpointId, self.health, self.error)
+        return health_text(self.endpointId, self.health, self.error, self.timeline_summary())
 
     def snapshot_html(self) -> str:
-        return health_html(self.endpointId, self.health, self.error)
+        return health_html(self.endpointId, self.health, self.error, self.timeline_summary())

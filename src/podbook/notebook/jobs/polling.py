@@ -1,27 +1,61 @@
 """What the session's one refresher thread does for job and health panels.
 
 A panel that wants polling has ``queue_key()`` (a tuple such as ``("status", endpoint,
-job)`` or ``("health", endpoint)``, or None for nothing this tick) and
-``apply_queue(result)``. Each key is read once per tick, however many panels share it; a
-failure reaches only the panels of its key (as the exception object).
+job)``, ``("health", endpoint)`` or ``("health", endpoint, "workers")``, or None for nothing
+this tick) and ``apply_queue(result)``. Each key is read once per tick, however many panels
+share it; a failure reaches only the panels of its key (as the exception object). A
+``("health", endpoint, "workers")`` key reads the queue API's ``/health`` and the REST API's
+workers listing of the endpoint, and hands over a :class:`HealthReading` (or the exception
+of the ``/health`` read).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 
-def _reader(client: Any, key: tuple[str, ...]) -> Callable[[], Any] | None:
+@dataclass(frozen=True)
+class HealthReading:
+    """One tick's reads for a health panel: the ``/health`` body, the workers listing
+    (``GET /v2/serverless/{id}/workers``, or the exception its read raised) and when the
+    reads began (epoch seconds)."""
+
+    health: Any
+    workers: Any
+    at: float
+
+
+def read_workers(client: Any, endpoint_id: str) -> Any:
+    """The endpoint's workers listing (``GET /v2/serverless/{id}/workers``), or the exception
+    its read raised (the counts of ``/health`` stand without it)."""
+    try:
+        return client.endpoints.workers(endpoint_id)
+    except Exception as err:  # noqa: BLE001 - handed to the panel, never raised here
+        return err
+
+
+def _health_and_workers(client: Any, endpoint_id: str) -> HealthReading:
+    at = time.time()
+    health = client.endpoint(endpoint_id).health()
+    return HealthReading(health, read_workers(client, endpoint_id), at)
+
+
+def _reader(client: Any, key: tuple[str, ...]) -> tuple[Callable[[], Any], int] | None:
+    """How to read ``key``, and how many calls that makes."""
     kind, endpoint_id, *rest = key
     endpoint = client.endpoint(endpoint_id)
     if kind == "status" and rest:
-        return lambda: endpoint.status(rest[0])
+        return (lambda: endpoint.status(rest[0])), 1
+    if kind == "health" and rest == ["workers"]:
+        return (lambda: _health_and_workers(client, endpoint_id)), 2
     if kind == "health":
-        return endpoint.health
+        return endpoint.health, 1
     return None
 
 
@@ -35,10 +69,11 @@ def poll_queue_panels(client: Any, panels: Iterable[Any]) -> int:
             wanted.setdefault(tuple(key), []).append(panel)
     calls = 0
     for key, members in wanted.items():
-        read = _reader(client, key)
-        if read is None:
+        how = _reader(client, key)
+        if how is None:
             continue
-        calls += 1
+        read, cost = how
+        calls += cost
         try:
             result: Any = read()
         except Exception as err:  # noqa: BLE001 - handed to the panels, never raised here

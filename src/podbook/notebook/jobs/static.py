@@ -197,8 +197,10 @@ def health_counts(health: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(name, (health.get(group) or {}).get(name, "-")) for group, name in HEALTH_COUNTS]
 
 
-def health_text(endpoint_id: str, health: dict[str, Any], error: str = "") -> str:
-    """One endpoint's health: job and worker counts."""
+def health_text(
+    endpoint_id: str, health: dict[str, Any], error: str = "", timeline: str = ""
+) -> str:
+    """One endpoint's health: job and worker counts (and the worker timeline's summary)."""
     counts = health_counts(health)
     lines = [
         f"Endpoint {endpoint_id} — jobs: "
@@ -206,13 +208,17 @@ def health_text(endpoint_id: str, health: dict[str, Any], error: str = "") -> st
         + " · workers: "
         + ", ".join(f"{n} {v}" for n, v in counts[5:])
     ]
+    if timeline:
+        lines.append(f"  {timeline}")
     if error:
         lines.append(f"  error: {error}")
     return "\n".join(lines)
 
 
-def health_html(endpoint_id: str, health: dict[str, Any], error: str = "") -> str:
-    """A static HTML card of one endpoint's health."""
+def health_html(
+    endpoint_id: str, health: dict[str, Any], error: str = "", timeline: str = ""
+) -> str:
+    """A static HTML card of one endpoint's health (and the worker timeline's summary)."""
     cells = "".join(
         f'<td data-count="{escape(name)}" style="padding:2px 8px">'
         f"<b>{escape(str(value))}</b> {escape(name)}</td>"
@@ -224,5 +230,7 @@ def health_html(endpoint_id: str, health: dict[str, Any], error: str = "") -> st
     return (
         f'<div class="podbook-health" data-endpoint-id="{escape(endpoint_id)}" '
         f'style="{BOX_STYLE}"><div><b>Endpoint</b> <code>{escape(endpoint_id)}</code></div>'
-        f"<table><tr>{cells}</tr></table>{notice}</div>"
+        f"<table><tr>{cells}</tr></table>"
+        + (f'<div class="podbook-timeline-summary">{escape(timeline)}</div>' if timeline else "")
+        + f"{notice}</div>"
     )
