@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podbook.emulator.broker.core import Broker, now_ms
+from podbook.emulator.broker.endpoints import start_command
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.scaling import Load, Settings, WorkerView, plan
 from podbook.emulator.broker.supervisor import detach_child, worker_environment
@@ -51,17 +52,6 @@ STOP_GRACE = 5.0
 EVENTS_KEPT = 500
 
 
-def start_command(record: dict[str, Any]) -> str | None:
-    """The start command (``args``) of a queue-based endpoint, if it has one (a
-    load-balancing endpoint's workers are started by hand: ``podbook worker --lb``)."""
-    if record.get("type", "QUEUE") != "QUEUE":
-        return None
-    args = record.get("args")
-    if isinstance(args, list):
-        args = " ".join(str(part) for part in args)
-    return args.strip() or None if isinstance(args, str) else None
-
-
 @dataclass
 class ScaledWorker:
     """A worker process the autoscaler started."""
@@ -70,6 +60,7 @@ class ScaledWorker:
     version: int
     process: asyncio.subprocess.Process | None = None
     started: float = field(default_factory=time.monotonic)
+    started_wall: float = field(default_factory=time.time)
     ready_after: float | None = None
     """Seconds from its start to its first job request (its cold start), once known."""
     last_busy: float = field(default_factory=time.monotonic)
@@ -129,6 +120,17 @@ class Autoscaler:
                     self.scale(queue)
                 except Exception:  # noqa: BLE001 - one endpoint's trouble never stops the rest
                     log.exception("scaling endpoint %s failed", queue.endpoint_id)
+            self._forget_deleted()
+
+    def _forget_deleted(self) -> None:
+        """The workers of a deleted endpoint stop; its record goes once they are gone (a new
+        endpoint of the same id starts from nothing)."""
+        for key in [k for k in self.endpoints if k not in self.broker.queues]:
+            group = self.endpoints[key]
+            for worker in list(group.workers.values()):
+                self._spawn_task(self._stop(key, worker))
+            if not group.workers:
+                del self.endpoints[key]
 
     # decisions -------------------------------------------------------------------------------
 
@@ -144,7 +146,9 @@ class Autoscaler:
         group = self.endpoints.setdefault(queue.key, EndpointWorkers())
         now = time.monotonic()
         views = [self._view(queue, worker, now) for worker in group.workers.values()]
-        decided = plan(Settings.of(queue.record), load_of(queue), [v for v in views if v])
+        stopping = sum(1 for w in group.workers.values() if w.stopping)
+        load = load_of(queue)
+        decided = plan(Settings.of(queue.record), load, [v for v in views if v], stopping)
         group.throttled = decided.throttled
         for worker_id in decided.stop:
             self._spawn_task(self._stop(queue.key, group.workers[worker_id]))
@@ -160,9 +164,12 @@ class Autoscaler:
         if state is not None and worker.ready_after is None:
             worker.ready_after = now - worker.started
             self._event(queue.key, worker, "ready", coldStart=round(worker.ready_after, 3))
+            state.started_at = worker.started_wall  # its uptime counts from its start
             for line in worker.output:  # what it printed while starting
                 state.log.note(line, source="container")
-            state.log.note(f"cold start: ready {worker.ready_after:.2f} s after its start")
+            said = f"ready {worker.ready_after:.2f} s after its start (cold start)"
+            state.log.note(said)
+            log.info("endpoint %s: worker %s %s", queue.endpoint_id, worker.worker_id, said)
         busy = state is not None and bool(state.running)
         if busy:
             worker.last_busy = now
@@ -216,6 +223,7 @@ class Autoscaler:
             self._crashed(group)
             return
         worker.started = worker.last_busy = time.monotonic()
+        worker.started_wall = time.time()
         self._event(queue.key, worker, "starting")
         log.info(
             "endpoint %s: worker %s started (pid %d)",
@@ -295,10 +303,20 @@ class Autoscaler:
 
     def starting(self, key: tuple[str, str]) -> int:
         """Workers of the endpoint started and not yet asking for jobs."""
+        return len(self.starting_workers(key))
+
+    def starting_workers(self, key: tuple[str, str]) -> list[tuple[str, float, int]]:
+        """``(id, start time, version)`` of the workers started and not yet asking for jobs
+        (a worker listing shows them ``INITIALIZING``; one the broker knows is counted there)."""
         group = self.endpoints.get(key)
-        if group is None:
-            return 0
-        return sum(1 for w in group.workers.values() if w.ready_after is None and not w.stopping)
+        queue = self.broker.queues.get(key)
+        if group is None or queue is None:
+            return []
+        return [
+            (w.worker_id, w.started_wall, w.version)
+            for w in group.workers.values()
+            if not w.stopping and w.worker_id not in queue.workers
+        ]
 
     def throttled(self, key: tuple[str, str]) -> int:
         """Workers the load asked for beyond ``workers.max``."""

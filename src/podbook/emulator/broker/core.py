@@ -385,6 +385,11 @@ class Broker:
         worker = queue.worker(worker_id)
         if idle:
             self._requeue_unconfirmed(queue, worker, keep=())
+        if endpoint_defs.start_command(queue.record) and worker.version != queue.record.get(
+            "version"
+        ):  # a worker the emulator started for an older release: new jobs go to new ones
+            await asyncio.sleep(min(wait, 1.0))
+            return []
         worker.in_flight += 1
         try:
             deadline = time.monotonic() + wait

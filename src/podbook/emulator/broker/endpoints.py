@@ -231,6 +231,17 @@ def endpoint_record(
     return record
 
 
+def start_command(record: dict[str, Any]) -> str | None:
+    """The start command (``args``) of a queue-based endpoint, if it has one (a
+    load-balancing endpoint's workers are started by hand: ``podbook worker --lb``)."""
+    if record.get("type", "QUEUE") != "QUEUE":
+        return None
+    args = record.get("args")
+    if isinstance(args, list):
+        args = " ".join(str(part) for part in args)
+    return args.strip() or None if isinstance(args, str) else None
+
+
 def builtin_record(endpoint_id: str) -> dict[str, Any]:
     """The record of a built-in endpoint (never stored; the same for every account)."""
     return endpoint_record(

@@ -107,42 +107,46 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def workers_body(queue: EndpointQueue) -> dict[str, Any]:
-    """``GET /v2/serverless/{id}/workers``: the connected workers with their status."""
+def workers_body(
+    queue: EndpointQueue, starting: list[tuple[str, float, int]] | None = None
+) -> dict[str, Any]:
+    """``GET /v2/serverless/{id}/workers``: the connected workers with their status, and the
+    workers the emulator started that have not asked for a job yet (``starting``: id, start
+    time, version), ``INITIALIZING``."""
     version = int(queue.record.get("version") or 1)
     now = time.time()
+    entries = [
+        (state.worker_id, "RUNNING" if state.running else "IDLE", state.started_at, state.version)
+        for state in queue.workers.values()
+    ]
+    entries += [(wid, "INITIALIZING", at, ver) for wid, at, ver in starting or []]
     workers = []
-    for state in queue.workers.values():
-        worker_version = state.version or version
+    for worker_id, status, started_at, worker_version in entries:
+        worker_version = worker_version or version
         workers.append(
             {
-                "id": state.worker_id,
-                "status": "RUNNING" if state.running else "IDLE",
+                "id": worker_id,
+                "status": status,
                 "isStale": worker_version != version,
                 "version": worker_version,
                 "gpuCount": 0,
                 "image": queue.record.get("image"),
-                "uptimeSeconds": max(0, int(now - state.started_at)),
+                "uptimeSeconds": max(0, int(now - started_at)),
                 "gpuTypeId": None,
                 "dataCenterId": None,
-                "startedAt": _iso(state.started_at),
+                "startedAt": _iso(started_at),
             }
         )
-    running = sum(1 for w in workers if w["status"] == "RUNNING")
-    summary = {
-        "running": running,
-        "idle": len(workers) - running,
-        "initializing": 0,
-        "throttled": 0,
-        "unhealthy": 0,
-        "total": len(workers),
-    }
+    summary = {status.lower(): 0 for status in ("RUNNING", "IDLE", "INITIALIZING", "THROTTLED")}
+    for worker in workers:
+        summary[worker["status"].lower()] += 1
+    summary |= {"unhealthy": 0, "total": len(workers)}
     return {"workers": workers, "summary": summary, "endpointVersion": version}
 
 
 def releases_body(queue: EndpointQueue) -> dict[str, Any]:
     """``GET /v2/serverless/{id}/releases``: the history and how far the latest got."""
-    listing = workers_body(queue)
+    listing = workers_body(queue)  # the connected ones: a release counts who serves it
     total = len(listing["workers"])
     on_latest = sum(1 for w in listing["workers"] if not w["isStale"])
     releases = history(queue.record)

@@ -100,12 +100,14 @@ def wanted(settings: Settings, load: Load, workers: list[WorkerView]) -> int:
     return 1 if load.oldest_wait > settings.value and not starting else 0
 
 
-def plan(settings: Settings, load: Load, workers: list[WorkerView]) -> Plan:
-    """Start or stop workers so that the endpoint has what its load and settings ask for."""
+def plan(settings: Settings, load: Load, workers: list[WorkerView], stopping: int = 0) -> Plan:
+    """Start or stop workers so that the endpoint has what its load and settings ask for
+    (``stopping``: workers told to stop and not gone yet, which still count against
+    ``workers.max``)."""
     fresh = [w for w in workers if not w.stale]
     stop = [w.worker_id for w in workers if w.stale and not w.busy]
     more = max(0, wanted(settings, load, fresh))
-    room = max(0, settings.max - len(workers) + len(stop))
+    room = max(0, settings.max - len(workers) - stopping)
     start = min(more, room)
     start += max(0, settings.min - len(fresh) - start)
     idle = [w for w in fresh if not (w.busy or w.starting) and w.idle_for >= settings.idle_timeout]

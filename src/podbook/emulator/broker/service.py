@@ -12,10 +12,10 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
-from podbook.emulator.broker.autoscaler import Autoscaler, start_command
+from podbook.emulator.broker.autoscaler import Autoscaler
 from podbook.emulator.broker.config import BrokerSettings
 from podbook.emulator.broker.core import Broker, now_ms
-from podbook.emulator.broker.endpoints import absolute_handler
+from podbook.emulator.broker.endpoints import absolute_handler, start_command
 from podbook.emulator.broker.jobs import Job
 from podbook.emulator.broker.persistence import BrokerTables
 from podbook.emulator.broker.queues import EndpointQueue

@@ -18,8 +18,8 @@ from starlette.routing import BaseRoute, Route
 
 from podbook.api.queue import REQUESTS_MAX_ITEMS
 from podbook.emulator.auth import Caller, authenticate
-from podbook.emulator.broker.autoscaler import start_command
 from podbook.emulator.broker.core import now_ms
+from podbook.emulator.broker.endpoints import start_command
 from podbook.emulator.broker.errors import QueueError, error_response
 from podbook.emulator.broker.jobs import Job
 from podbook.emulator.broker.limits import (

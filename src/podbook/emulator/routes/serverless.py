@@ -183,7 +183,8 @@ async def list_workers(req: ApiRequest) -> Response:
     if queue.record.get("type") == "LOAD_BALANCER":
         pool = queue_service(req.request).balancer.pool(queue.key)
         return json_response(lb_workers_body(queue.record, pool))
-    return json_response(releases.workers_body(queue))
+    starting = queue_service(req.request).autoscaler.starting_workers(queue.key)
+    return json_response(releases.workers_body(queue, starting))
 
 
 async def list_releases(req: ApiRequest) -> Response:
