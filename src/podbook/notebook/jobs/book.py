@@ -22,40 +22,43 @@ MAX_PANELS = 64
 
 @dataclass
 class EndpointHealth:
-    """``%endpoint health ID``: the endpoint's ID, its ``/health`` body and its workers
-    listing (``GET /v2/serverless/{id}/workers``; None, or the exception its read raised, when
-    it could not be read).
+    """``%endpoint health ID``: the endpoint's ID, its ``/health`` body, its workers listing
+    (``GET /v2/serverless/{id}/workers``, or the exception its read raised; None when not
+    read) and its worker ``timeline``.
 
     ``.jobs`` and ``.workers`` (and any other attribute) are those of the ``/health`` body.
+    ``timeline`` (a :class:`~podbook.notebook.jobs.timeline.WorkerTimeline`) starts with this
+    reading; the panel that shows it keeps adding a sample at each refresh, so
+    ``report.timeline.summary()`` and ``.live_workers()`` are current while the panel lives.
     """
 
     endpoint_id: str
     health: Any
     listing: Any = None
+    timeline: Any = None
+
+    def __post_init__(self) -> None:
+        if self.timeline is None:
+            import time
+
+            from podbook.notebook.jobs.records import to_plain
+            from podbook.notebook.jobs.timeline import WorkerTimeline
+
+            self.timeline = WorkerTimeline()
+            listing = None if isinstance(self.listing, BaseException) else self.listing
+            self.timeline.add(time.time(), to_plain(self.health) or {}, to_plain(listing))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("endpoint_id", "health", "listing"):
+        if name.startswith("__") or name in ("endpoint_id", "health", "listing", "timeline"):
             raise AttributeError(name)
         return getattr(self.health, name)
-
-    def timeline_summary(self) -> str:
-        """The worker timeline of this one reading, in one line."""
-        import time
-
-        from podbook.notebook.jobs.records import to_plain
-        from podbook.notebook.jobs.timeline import WorkerTimeline
-
-        timeline = WorkerTimeline()
-        listing = None if isinstance(self.listing, BaseException) else to_plain(self.listing)
-        timeline.add(time.time(), to_plain(self.health) or {}, listing)
-        return timeline.summary()
 
     def __repr__(self) -> str:
         from podbook.notebook.jobs.records import to_plain
         from podbook.notebook.jobs.static import health_text
 
         body = to_plain(self.health) or {}
-        return health_text(self.endpoint_id, body, timeline=self.timeline_summary())
+        return health_text(self.endpoint_id, body, timeline=self.timeline.summary())
 
 
 JobDisplay = PanelDisplay
@@ -122,7 +125,9 @@ class JobBook:
         """A live :class:`HealthPanel`, refreshed by the session's refresher thread."""
         from podbook.notebook.jobs.health import HealthPanel
 
-        panel = HealthPanel(report.endpoint_id, report.health, report.listing)
+        panel = HealthPanel(
+            report.endpoint_id, report.health, report.listing, history=report.timeline
+        )
         self.session.refresher.register(panel)
         return panel
 
@@ -133,7 +138,7 @@ class JobBook:
         from podbook.notebook.jobs.static import health_html, health_text
 
         body = to_plain(report.health) or {}
-        summary = report.timeline_summary()
+        summary = report.timeline.summary()
         return StaticView(
             health_text(report.endpoint_id, body, timeline=summary),
             health_html(report.endpoint_id, body, timeline=summary),

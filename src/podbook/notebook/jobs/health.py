@@ -37,16 +37,24 @@ class HealthPanel(Panel):
     health = traitlets.Dict().tag(sync=True)
     timeline = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, endpoint_id: str, health: Any = None, workers: Any = None) -> None:
+    def __init__(
+        self,
+        endpoint_id: str,
+        health: Any = None,
+        workers: Any = None,
+        history: WorkerTimeline | None = None,
+    ) -> None:
         """``health`` and ``workers`` (the workers listing, or the exception its read raised)
-        are a first reading, when the magic made one."""
+        are a first reading, when the magic made one; ``history`` a timeline to go on with
+        (one that already holds that reading), else a new one."""
         super().__init__()
         self.endpointId = endpoint_id
-        self.history = WorkerTimeline()
-        """The samples behind ``timeline``."""
+        self.history = history if history is not None else WorkerTimeline()
+        """The samples behind ``timeline`` (a refresh adds one)."""
         self._workers_note = ""
         if health is not None:
-            self._take(HealthReading(health, workers, time.time()))
+            reading = HealthReading(health, workers, time.time())
+            self._take(reading, sample=history is None)
 
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         """Pod snapshots do not concern an endpoint; see :meth:`apply_queue`."""
@@ -76,8 +84,9 @@ class HealthPanel(Panel):
                 self.error = ""
                 self.connection = "ok"
 
-    def _take(self, reading: HealthReading) -> None:
-        """One reading into ``health``, the history and ``timeline``."""
+    def _take(self, reading: HealthReading, sample: bool = True) -> None:
+        """One reading into ``health``, the history (unless ``sample`` is False: it holds
+        the reading already) and ``timeline``."""
         from podbook import errors
 
         body = to_plain(reading.health) or {}
@@ -85,7 +94,8 @@ class HealthPanel(Panel):
         if isinstance(workers, (errors.Unauthorized, errors.Forbidden)):
             self._workers_note = (str(workers).splitlines() or [type(workers).__name__])[0]
         workers = None if isinstance(workers, BaseException) else to_plain(workers)
-        self.history.add(reading.at, body, workers)
+        if sample:
+            self.history.add(reading.at, body, workers)
         self.health = body
         self.timeline = self._timeline_wire()
         self.updated = now_iso()

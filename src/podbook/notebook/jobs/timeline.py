@@ -257,6 +257,11 @@ class WorkerTimeline:
                 "hiddenLanes": len(self._lanes) - len(shown),
             }
 
+    def live_workers(self) -> int:
+        """Workers the latest listing showed (in any state but gone)."""
+        with self._lock:
+            return sum(1 for lane in self._lanes.values() if lane.state != GONE)
+
     def summary(self) -> str:
         """A short text summary (the panel's static forms); see :func:`timeline_summary`."""
         return timeline_summary(self.to_wire())
