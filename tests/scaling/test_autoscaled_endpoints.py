@@ -258,3 +258,36 @@ def test_an_update_rolls_workers_and_both_releases_jobs_finish(
         assert listed
     finally:
         http.delete(f"/v2/serverless/{endpoint_id}")
+
+
+def billed(http: httpx.Client, endpoint_id: str) -> float:
+    """What the endpoint has cost so far (USD)."""
+    answer = http.get(
+        "/v2/billing/serverless", params={"serverlessId": endpoint_id, "bucketSize": "day"}
+    )
+    assert answer.status_code == 200, answer.text
+    return float(answer.json()["metadata"]["totals"]["totalAmount"])
+
+
+def test_billing_follows_worker_lifetimes_so_a_short_idle_timeout_costs_less(
+    http: httpx.Client, tmp_path: Path
+) -> None:
+    handler = handler_file(tmp_path, PODBOOK_HANDLER)
+    args = f"{sys.executable} -m podbook worker {handler}"
+    short, long = endpoint(http, args, idleTimeout=1), endpoint(http, args, idleTimeout=60)
+    try:
+        for endpoint_id in (short, long):  # the same load: one job each
+            done = http.post(f"/v2/{endpoint_id}/runsync", json={"input": {"x": 1}}).json()
+            assert done["status"] == "COMPLETED", done
+        wait_until(lambda: alive(http, short) == 0, 30, "the short idle timeout's scale-down")
+
+        def settled() -> float | None:  # a stopped worker costs nothing more
+            before = billed(http, short)
+            time.sleep(1)
+            return before if billed(http, short) == before > 0 else None
+
+        ended = wait_until(settled, 30, "the short idle timeout's bill settled")
+        assert billed(http, long) > ended  # the idle worker still bills, as on the service
+    finally:
+        for endpoint_id in (short, long):
+            http.delete(f"/v2/serverless/{endpoint_id}")

@@ -4,7 +4,8 @@ A *usage* is one resource billing one cost component at a rate (USD per hour) ov
 interval; its amount in a bucket is the overlap in hours times the rate. Pods bill their GPU
 or CPU price only while RUNNING (stopped time costs nothing) and a persistent volume for their
 whole life; cluster member pods bill under their cluster; serverless jobs bill their
-execution time at the endpoint's worker rate; network volumes bill their size for their life.
+execution time at the endpoint's worker rate (an endpoint whose workers the emulator starts
+bills its workers from start to stop instead, as the service does); network volumes bill their size for their life.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from podbook.emulator import catalog_data
 from podbook.emulator.billing.ledger import archive_of, billable
 from podbook.emulator.billing.window import Window, iso
+from podbook.emulator.broker.endpoints import start_command
 from podbook.emulator.store import Store
 
 DISK_PER_GB_MONTH = 0.10
@@ -113,8 +115,16 @@ def _serverless_usages(store: Store, service: Any, account_id: str, now: float) 
     for job in list(broker.jobs.values()):
         if job.account_id != account_id or job.started_at is None or job.finished_at is not None:
             continue
+        queue = broker.queues.get((account_id, job.endpoint_id))
+        if queue is not None and start_command(queue.record):
+            continue  # its workers bill, below
         component, per_hour = rate(job.endpoint_id)
         yield Usage("serverless", job.endpoint_id, component, job.started_at / 1000, now, per_hour)
+    autoscaler = getattr(service, "autoscaler", None)
+    for (owner, endpoint_id), started in autoscaler.alive_since() if autoscaler else []:
+        if owner == account_id:
+            component, per_hour = rate(endpoint_id)
+            yield Usage("serverless", endpoint_id, component, started, now, per_hour)
 
 
 def _volume_usages(store: Store, account_id: str, now: float) -> Iterable[Usage]:

@@ -11,11 +11,13 @@ those rows are batched and written half a second later, off the request's path.
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import datetime
 from typing import Any
 
 import orjson
 
+from podbook.emulator.broker.endpoints import start_command
 from podbook.emulator.lifecycle import running_since
 from podbook.emulator.store import Store
 
@@ -175,12 +177,22 @@ def terminated(store: Store, account_id: str, record: Record, now: float) -> Non
     archive_of(store).add(account_id, record, now)
 
 
-def _watch_jobs(archive: BillingArchive, broker: Any) -> None:
-    """Keep each job execution as it ends (chained before the broker's own hook)."""
+def _watch_jobs(archive: BillingArchive, broker: Any, autoscaler: Any = None) -> None:
+    """Keep each job execution as it ends (chained before the broker's own hook); an endpoint
+    whose workers the emulator starts bills its workers' lifetimes instead, as the service
+    bills a worker from its start to its stop, idle time included."""
     previous = broker.on_job_ended
 
+    def scaled(account_id: str, endpoint_id: str) -> bool:
+        queue = broker.queues.get((account_id, endpoint_id))
+        return queue is not None and start_command(queue.record) is not None
+
     def ended(job: Any) -> None:
-        if job.started_at is not None and job.finished_at is not None:
+        if (
+            job.started_at is not None
+            and job.finished_at is not None
+            and not scaled(job.account_id, job.endpoint_id)
+        ):
             archive.add_execution(
                 job.account_id,
                 {
@@ -194,6 +206,14 @@ def _watch_jobs(archive: BillingArchive, broker: Any) -> None:
             previous(job)
 
     broker.on_job_ended = ended
+    if autoscaler is not None:
+
+        def worker_ended(account_id: str, endpoint_id: str, worker_id: str, start: float) -> None:
+            end = time.time()
+            facts = {"id": f"worker:{worker_id}", "endpointId": endpoint_id, "start": start}
+            archive.add_execution(account_id, {**facts, "end": end})
+
+        autoscaler.on_worker_ended = worker_ended
 
 
 def _watch_volumes(archive: BillingArchive, volumes: Any, clock: Any) -> None:
@@ -217,7 +237,7 @@ def install(store: Store, clock: Any, queue: Any = None) -> None:
     every job execution of ``queue`` (the broker's service) as it ends."""
     archive = archive_of(store)
     if queue is not None:
-        _watch_jobs(archive, queue.broker)
+        _watch_jobs(archive, queue.broker, getattr(queue, "autoscaler", None))
     volumes = getattr(store, "network_volumes", None)
     if volumes is not None:
         _watch_volumes(archive, volumes, clock)

@@ -77,8 +77,6 @@ class EndpointWorkers:
     backoff: float = 0.0
     next_start: float = 0.0
     throttled: int = 0
-    worker_seconds: float = 0.0
-    """Seconds of every worker that ended (its start to its exit), for billing."""
 
 
 class Autoscaler:
@@ -91,6 +89,9 @@ class Autoscaler:
         self.home = tempfile.mkdtemp(prefix="podbook-workers-")
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.on_worker_ended: Callable[[str, str, str, float], None] | None = None
+        """Called with (account, endpoint, worker id, start epoch) when a worker ends
+        (billing)."""
 
     # lifecycle -------------------------------------------------------------------------------
 
@@ -233,13 +234,15 @@ class Autoscaler:
         )
         reader = asyncio.get_running_loop().create_task(self._read(queue, worker))
         code = await worker.process.wait()
+        lived = time.monotonic() - worker.started
+        if self.on_worker_ended is not None:  # billed up to its exit
+            account_id, endpoint_id = queue.key
+            self.on_worker_ended(account_id, endpoint_id, worker.worker_id, worker.started_wall)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), 2)
         reader.cancel()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(worker.process.pid, signal.SIGKILL)  # what it left behind ends with it
-        lived = time.monotonic() - worker.started
-        group.worker_seconds += lived
         group.workers.pop(worker.worker_id, None)
         self._event(queue.key, worker, "stopped", code=code, lived=round(lived, 3))
         if worker.stopping:
@@ -316,6 +319,15 @@ class Autoscaler:
             (w.worker_id, w.started_wall, w.version)
             for w in group.workers.values()
             if not w.stopping and w.worker_id not in queue.workers
+        ]
+
+    def alive_since(self) -> list[tuple[tuple[str, str], float]]:
+        """``((account, endpoint), start epoch)`` of every worker process alive now."""
+        return [
+            (key, worker.started_wall)
+            for key, group in self.endpoints.items()
+            for worker in group.workers.values()
+            if worker.process is not None and worker.process.returncode is None
         ]
 
     def throttled(self, key: tuple[str, str]) -> int:
