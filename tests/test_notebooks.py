@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -223,6 +224,37 @@ def test_quickstart_pods_really_run(executed: Any, notebook_emulator: Any) -> No
     else:  # the folder the process runtime maps, not the service's path
         assert read.startswith("read /") and "/hello.txt: " in read, read
         assert not read.startswith("read /data/"), read
+
+
+@pytest.mark.parametrize(
+    "executed", [NOTEBOOKS[0].parent / "streaming_inference.ipynb"], indirect=True
+)
+def test_streaming_scales_from_zero_and_back(executed: Any) -> None:
+    """The "Scale from zero" section: 20 jobs served by workers the emulator started from the
+    endpoint's start command (a runpod-SDK handler file), and the health panel's timeline saw
+    each worker start (its cold start) and go; the saved widget state keeps the timeline."""
+    _, nb, *_ = executed
+    squares = cell_text(nb, "scale_jobs = [").strip()
+    assert squares == str([n * n for n in range(20)]), squares
+    summary = cell_text(nb, "def scaled_to_zero").strip()
+    seen = re.match(
+        r"worker timeline, last [\d.]+ (?:s|min): (\d+) worker\(s\) seen \((\d+) gone\); "
+        r"cold start\(s\) [\d.]+ s",
+        summary,
+    )
+    assert seen and seen[1] == seen[2] and int(seen[1]) >= 1, summary
+    assert "queue peak " in summary, summary
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    timelines = [
+        model["state"]["timeline"]
+        for model in state.values()
+        if (model.get("state") or {}).get("timeline", {}).get("lanes")
+    ]
+    assert timelines, "no health panel with worker lanes in the saved widget state"
+    lanes = timelines[-1]["lanes"]
+    assert all(lane["points"][-1][1] == "GONE" for lane in lanes), lanes
+    assert any(lane["coldStart"] is not None for lane in lanes), lanes
+    assert not (NOTEBOOKS[0].parent / "scale_handler.py").exists(), "its clean-up left the file"
 
 
 def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Path) -> None:
