@@ -40,6 +40,13 @@ from podbook.emulator.broker.endpoints import start_command
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.scaling import Load, Settings, WorkerView, plan
 from podbook.emulator.broker.supervisor import detach_child, worker_environment
+from podbook.emulator.broker.workerplace import (
+    WorkerPlace,
+    boxed_cwd,
+    open_worker_box,
+    process_env,
+)
+from podbook.emulator.podruntime.box import AsyncBoxProcess, BoxError
 from podbook.worker.config import new_worker_id
 from podbook.worker.env import worker_env
 
@@ -58,7 +65,10 @@ class ScaledWorker:
 
     worker_id: str
     version: int
-    process: asyncio.subprocess.Process | None = None
+    process: Any = None
+    """An ``asyncio.subprocess.Process``, or its stand-in for a process in a box."""
+    box: Any = None
+    """With ``--sandbox bwrap``: the worker's box (``OpenBox``)."""
     started: float = field(default_factory=time.monotonic)
     started_wall: float = field(default_factory=time.time)
     ready_after: float | None = None
@@ -89,6 +99,8 @@ class Autoscaler:
         self.home = tempfile.mkdtemp(prefix="podbook-workers-")
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.place: WorkerPlace | None = None
+        """Where workers run (their folders, volumes, boxes); set by the app."""
         self.on_worker_ended: Callable[[str, str, str, float], None] | None = None
         """Called with (account, endpoint, worker id, start epoch) when a worker ends
         (billing)."""
@@ -188,12 +200,14 @@ class Autoscaler:
     def _start(self, queue: EndpointQueue, group: EndpointWorkers, command: str) -> None:
         worker_id = new_worker_id()
         key = self.broker.mint_worker_key(queue, persist=False)
-        home = os.path.join(self.home, worker_id)
-        os.makedirs(home, exist_ok=True)
         env = worker_environment(key)
         env.update({str(k): str(v) for k, v in (queue.record.get("env") or {}).items()})
         env.update(worker_env(self._url(), queue.endpoint_id, key, worker_id=worker_id))
-        env["HOME"] = home
+        if self.place is None:
+            env["HOME"] = os.path.join(self.home, worker_id)
+            os.makedirs(env["HOME"], exist_ok=True)
+        elif not self.place.boxed:
+            env.update(process_env(self.place, queue.record, worker_id))
         worker = ScaledWorker(worker_id, int(queue.record.get("version") or 1))
         group.workers[worker_id] = worker  # counted from now: the next tick starts no twin
         self._spawn_task(self._run(queue, group, worker, command, env))
@@ -207,18 +221,8 @@ class Autoscaler:
         env: dict[str, str],
     ) -> None:
         try:
-            worker.process = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
-                command,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=detach_child if sys.platform == "linux" else None,
-            )
-        except OSError as exc:
+            worker.process = await self._spawn(queue, worker, command, env)
+        except (OSError, BoxError) as exc:
             log.error("endpoint %s: cannot start a worker: %s", queue.endpoint_id, exc)
             group.workers.pop(worker.worker_id, None)
             self._crashed(group)
@@ -241,8 +245,11 @@ class Autoscaler:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), 2)
         reader.cancel()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(worker.process.pid, signal.SIGKILL)  # what it left behind ends with it
+        _signal(worker, signal.SIGKILL)  # what it left behind ends with it
+        if worker.box is not None:
+            await worker.box.close()
+        if self.place is not None:
+            self.place.forget(worker.worker_id)
         group.workers.pop(worker.worker_id, None)
         self._event(queue.key, worker, "stopped", code=code, lived=round(lived, 3))
         if worker.stopping:
@@ -259,6 +266,29 @@ class Autoscaler:
         if lived > 10:
             group.backoff = 0.0
         self._crashed(group)
+
+    async def _spawn(
+        self, queue: EndpointQueue, worker: ScaledWorker, command: str, env: dict[str, str]
+    ) -> Any:
+        """Start ``sh -c COMMAND``: in the worker's own box with ``--sandbox bwrap``, else a
+        process of its own session."""
+        argv = ["/bin/sh", "-c", command]
+        place = self.place
+        if place is not None and place.boxed:
+            worker.box = await open_worker_box(
+                place, queue.record, worker.worker_id, self._url(), detach_child
+            )
+            env = {k: v for k, v in env.items() if k != "TMPDIR"} | {"HOME": "/root"}
+            return await AsyncBoxProcess.start(worker.box.box, argv, env=env, cwd=boxed_cwd(place))
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=detach_child if sys.platform == "linux" else None,
+        )
 
     @staticmethod
     async def _read(queue: EndpointQueue, worker: ScaledWorker) -> None:
@@ -281,14 +311,13 @@ class Autoscaler:
             return
         worker.stopping = True
         self._event(key, worker, "stopping")
-        process = worker.process
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+        _signal(worker, signal.SIGTERM)
         try:
-            await asyncio.wait_for(process.wait(), STOP_GRACE)
+            await asyncio.wait_for(worker.process.wait(), STOP_GRACE)
         except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            _signal(worker, signal.SIGKILL)
+            if worker.box is not None:  # a process whose host pid is unknown: the box ends
+                await worker.box.close()
 
     def _event(self, key: tuple[str, str], worker: ScaledWorker, what: str, **extra: Any) -> None:
         group = self.endpoints.get(key)
@@ -334,6 +363,15 @@ class Autoscaler:
         """Workers the load asked for beyond ``workers.max``."""
         group = self.endpoints.get(key)
         return group.throttled if group is not None else 0
+
+
+def _signal(worker: ScaledWorker, sig: int) -> None:
+    """Send ``sig`` to the worker's process group (its host pid: -1 when a boxed process
+    ended before it was known)."""
+    pid = getattr(worker.process, "pid", -1)
+    if pid > 0:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
 
 
 def load_of(queue: EndpointQueue) -> Load:
