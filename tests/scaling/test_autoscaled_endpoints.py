@@ -291,3 +291,33 @@ def test_billing_follows_worker_lifetimes_so_a_short_idle_timeout_costs_less(
     finally:
         for endpoint_id in (short, long):
             http.delete(f"/v2/serverless/{endpoint_id}")
+
+
+def test_flashboot_freezes_an_idle_worker_and_resumes_it_for_the_next_cold_start(
+    http: httpx.Client, emu: Any, tmp_path: Path
+) -> None:
+    handler = handler_file(tmp_path, SDK_HANDLER)
+    body = {
+        "name": f"scaled-{next(NAMES)}",
+        "args": f"{sys.executable} {handler}",
+        "flashboot": "FLASHBOOT",
+        "workers": {"min": 0, "max": 2, "idleTimeout": 1},
+    }
+    endpoint_id = http.post("/v2/serverless", json=body).json()["id"]
+    try:
+        first = http.post(f"/v2/{endpoint_id}/runsync", json={"input": {"x": 1}}).json()
+        assert first["status"] == "COMPLETED", first
+        log = Path(emu.log_path)
+        frozen = f"worker {first['workerId']} frozen by FlashBoot"
+        wait_until(lambda: frozen in log.read_text(), 30, "the idle worker frozen")
+        assert alive(http, endpoint_id) == 0  # scaled to zero as far as anyone can see
+        second = http.post(f"/v2/{endpoint_id}/runsync", json={"input": {"x": 2}}).json()
+        assert second["status"] == "COMPLETED" and second["workerId"] == first["workerId"]
+        said = rf"{first['workerId']} ready ([0-9.]+) s after its start"
+        warm = wait_until(
+            lambda: re.search(said + r" \(resumed", log.read_text()), 10, "the resume logged"
+        )
+        cold = re.search(said + r" \(cold", log.read_text())
+        assert cold and float(warm[1]) < float(cold[1])  # no imports, no load again
+    finally:
+        http.delete(f"/v2/serverless/{endpoint_id}")

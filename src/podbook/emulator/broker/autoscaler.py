@@ -75,6 +75,9 @@ class ScaledWorker:
     """Seconds from its start to its first job request (its cold start), once known."""
     last_busy: float = field(default_factory=time.monotonic)
     stopping: bool = False
+    parked: bool = False
+    """Frozen (SIGSTOP) by FlashBoot instead of stopped: resumed for the next cold start."""
+    resumed: bool = False
     output: deque[str] = field(default_factory=lambda: deque(maxlen=200))
 
 
@@ -163,29 +166,44 @@ class Autoscaler:
         load = load_of(queue)
         decided = plan(Settings.of(queue.record), load, [v for v in views if v], stopping)
         group.throttled = decided.throttled
+        keep = parked_allowed(queue.record)
+        version = int(queue.record.get("version") or 1)
+        for worker in [w for w in group.workers.values() if w.parked and w.version != version]:
+            self._spawn_task(self._stop(queue.key, worker))  # FlashBoot keeps this release only
         for worker_id in decided.stop:
-            self._spawn_task(self._stop(queue.key, group.workers[worker_id]))
+            worker = group.workers[worker_id]
+            if worker.version == version and sum(w.parked for w in group.workers.values()) < keep:
+                self._park(queue, worker)
+            else:
+                self._spawn_task(self._stop(queue.key, worker))
         for _ in range(decided.start):
-            if now < group.next_start:
-                break
-            self._start(queue, group, command)
+            parked = next((w for w in group.workers.values() if w.parked and not w.stopping), None)
+            if parked is not None:
+                self._resume(queue, parked)
+            elif now >= group.next_start:
+                self._start(queue, group, command)
 
     def _view(self, queue: EndpointQueue, worker: ScaledWorker, now: float) -> WorkerView | None:
-        if worker.stopping:
+        if worker.stopping or worker.parked:
             return None
         state = queue.workers.get(worker.worker_id)
         if state is not None and worker.ready_after is None:
-            worker.ready_after = now - worker.started
+            # from its start to its first call (the broker stamped it), not to this look
+            worker.ready_after = max(0.0, state.started_at - worker.started_wall)
+            worker.last_busy = now  # idle from the moment it is ready, not from its start
             self._event(queue.key, worker, "ready", coldStart=round(worker.ready_after, 3))
             state.started_at = worker.started_wall  # its uptime counts from its start
             for line in worker.output:  # what it printed while starting
                 state.log.note(line, source="container")
-            said = f"ready {worker.ready_after:.2f} s after its start (cold start)"
+            kind = "resumed by FlashBoot" if worker.resumed else "cold start"
+            said = f"ready {worker.ready_after:.2f} s after its start ({kind})"
             state.log.note(said)
             log.info("endpoint %s: worker %s %s", queue.endpoint_id, worker.worker_id, said)
         busy = state is not None and bool(state.running)
         if busy:
             worker.last_busy = now
+        elif state is not None:  # a job that began and ended between two looks counts too
+            worker.last_busy = max(worker.last_busy, state.last_done)
         version = int(queue.record.get("version") or 1)
         return WorkerView(
             worker.worker_id,
@@ -239,7 +257,7 @@ class Autoscaler:
         reader = asyncio.get_running_loop().create_task(self._read(queue, worker))
         code = await worker.process.wait()
         lived = time.monotonic() - worker.started
-        if self.on_worker_ended is not None:  # billed up to its exit
+        if self.on_worker_ended is not None and not worker.parked:  # billed up to its exit
             account_id, endpoint_id = queue.key
             self.on_worker_ended(account_id, endpoint_id, worker.worker_id, worker.started_wall)
         with contextlib.suppress(asyncio.TimeoutError):
@@ -301,6 +319,28 @@ class Autoscaler:
             if state is not None and worker.ready_after is not None:
                 state.log.note(line, source="container")
 
+    def _park(self, queue: EndpointQueue, worker: ScaledWorker) -> None:
+        """FlashBoot: freeze an idle worker instead of stopping it (no job reaches it, it is
+        not counted, and it bills nothing while frozen)."""
+        worker.parked = True
+        queue.parked.add(worker.worker_id)
+        queue.workers.pop(worker.worker_id, None)
+        if self.on_worker_ended is not None:
+            account_id, endpoint_id = queue.key
+            self.on_worker_ended(account_id, endpoint_id, worker.worker_id, worker.started_wall)
+        _signal(worker, signal.SIGSTOP)
+        self._event(queue.key, worker, "parked")
+        log.info("endpoint %s: worker %s frozen by FlashBoot", queue.endpoint_id, worker.worker_id)
+
+    def _resume(self, queue: EndpointQueue, worker: ScaledWorker) -> None:
+        """Wake a frozen worker for the job that would have been a cold start."""
+        worker.parked, worker.resumed, worker.ready_after = False, True, None
+        worker.started = worker.last_busy = time.monotonic()
+        worker.started_wall = time.time()
+        queue.parked.discard(worker.worker_id)
+        _signal(worker, signal.SIGCONT)
+        self._event(queue.key, worker, "resumed")
+
     @staticmethod
     def _crashed(group: EndpointWorkers) -> None:
         group.backoff = min(10.0, group.backoff * 2 if group.backoff else 0.5)
@@ -312,6 +352,8 @@ class Autoscaler:
         worker.stopping = True
         self._event(key, worker, "stopping")
         _signal(worker, signal.SIGTERM)
+        if worker.parked:
+            _signal(worker, signal.SIGCONT)  # a frozen worker takes its SIGTERM now
         try:
             await asyncio.wait_for(worker.process.wait(), STOP_GRACE)
         except asyncio.TimeoutError:
@@ -347,7 +389,7 @@ class Autoscaler:
         return [
             (w.worker_id, w.started_wall, w.version)
             for w in group.workers.values()
-            if not w.stopping and w.worker_id not in queue.workers
+            if not (w.stopping or w.parked) and w.worker_id not in queue.workers
         ]
 
     def alive_since(self) -> list[tuple[tuple[str, str], float]]:
@@ -356,13 +398,24 @@ class Autoscaler:
             (key, worker.started_wall)
             for key, group in self.endpoints.items()
             for worker in group.workers.values()
-            if worker.process is not None and worker.process.returncode is None
+            if worker.process is not None
+            and worker.process.returncode is None
+            and not worker.parked
         ]
 
     def throttled(self, key: tuple[str, str]) -> int:
         """Workers the load asked for beyond ``workers.max``."""
         group = self.endpoints.get(key)
         return group.throttled if group is not None else 0
+
+
+def parked_allowed(record: dict[str, Any]) -> int:
+    """How many idle workers FlashBoot keeps frozen for the next cold start: one with
+    ``FLASHBOOT``, up to ``workers.max`` with ``PRIORITY_FLASHBOOT``, none when ``OFF``."""
+    mode = record.get("flashboot") or "OFF"
+    if mode == "PRIORITY_FLASHBOOT":
+        return max(1, int((record.get("workers") or {}).get("max") or 1))
+    return 1 if mode == "FLASHBOOT" else 0
 
 
 def _signal(worker: ScaledWorker, sig: int) -> None:

@@ -382,6 +382,8 @@ class Broker:
         restored jobs still on this worker's name go back to the queue first. The jobs
         handed out are committed as IN_PROGRESS before the answer leaves.
         """
+        if worker_id in queue.parked:  # frozen as it asked: it hears nothing until resumed
+            return []
         worker = queue.worker(worker_id)
         if idle:
             self._requeue_unconfirmed(queue, worker, keep=())
@@ -411,7 +413,7 @@ class Broker:
                 if not woken:
                     queue.drop_taker(taker)
                     return []
-                if gone is not None and gone.done():
+                if (gone is not None and gone.done()) or worker_id in queue.parked:
                     queue.pass_wakeup()
                     return []
             taken: list[Job] = []
@@ -517,6 +519,8 @@ class Broker:
         ``runpod`` SDK loses a stop that arrives before the job's task has started; so is
         one cancelled or timed out while this worker was marked gone (it missed the stop).
         """
+        if worker_id in queue.parked:
+            return
         worker = queue.worker(worker_id)
         if not healthy:
             self._requeue_unconfirmed(queue, worker, keep=())
@@ -687,6 +691,7 @@ class Broker:
         worker = self.queues[job.key].workers.get(job.worker_id or "")
         if worker is not None:
             worker.running.discard(job.id)
+            worker.last_done = time.monotonic()
             if stop:
                 worker.signal_stop(job.id)
 

@@ -32,6 +32,8 @@ class WorkerState:
     stop_ids: list[str] = field(default_factory=list)
     stop_waiter: asyncio.Future[None] | None = None
     in_flight: int = 0
+    last_done: float = 0.0
+    """When (monotonic) a job of this worker last ended (its idle time counts from then)."""
     version: int | None = None
     """The endpoint's configuration version when this worker first called in."""
     started_at: float = field(default_factory=time.time)
@@ -82,6 +84,8 @@ class EndpointQueue:
     workers: dict[str, WorkerState] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    parked: set[str] = field(default_factory=set)
+    """Workers frozen by FlashBoot (``autoscaler.py``): they get no job and are not counted."""
 
     @property
     def key(self) -> tuple[str, str]:
