@@ -237,6 +237,20 @@ describe("health panel: worker timeline", () => {
     expect(widthOf(shade)).toBeCloseTo(plot * (240 / 300), 0);
   });
 
+  it("labels a shorter axis (a young panel) in seconds", () => {
+    render({ timeline: timeline({ window: 60 }) });
+    expect(svg().dataset.window).toBe("60");
+    const ticks = [...svg().querySelectorAll(".podbook-tl-axis")].map((t) => t.textContent);
+    expect(ticks).toEqual(["now", "−10 s", "−20 s", "−30 s", "−40 s", "−50 s", "−1 min"]);
+    expect(root().querySelector(".podbook-worker-timeline .podbook-label").textContent).toBe(
+      "Workers, last 1 min",
+    );
+    // worker-aaaa's start (50 s ago) is 10 s from the left edge of a 60 s axis
+    const { left, right, width } = TIMELINE_LAYOUT;
+    const [starting] = laneOf("worker-aaaa").querySelectorAll("rect");
+    expect(xOf(starting)).toBeCloseTo(left + (width - left - right) * (10 / 60), 0);
+  });
+
   it("shows each cold start, and says how it is measured", () => {
     render({ timeline: timeline() });
     expect(laneOf("worker-aaaa").dataset.coldStart).toBe("4.2");

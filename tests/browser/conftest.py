@@ -109,9 +109,14 @@ def notebook7(
 ) -> Iterator[NotebookServer]:
     """A Jupyter Notebook 7 whose kernels use an emulator of their own whose pods really run
     (``--runtime local``: the quickstart SSHes into its pod). Its own, so that the workers the
-    notebooks serve by name (``demo``, ``flaky``...) never meet those of the lab's runs."""
-    emulator = start_emulator(extra_args=("--runtime", "local"))
+    notebooks serve by name (``demo``, ``flaky``...) never meet those of the lab's runs. Its
+    serverless workers, boxed as its pods, see the notebooks' folder (``--share-ro``), as
+    those of the embedded emulator see the folder of the notebook that started it: the
+    streaming notebook's endpoint runs a handler file it writes there."""
     base = tmp_path_factory.mktemp("notebook7")
+    root = NotebookServer(base=base).root_dir
+    root.mkdir(parents=True, exist_ok=True)
+    emulator = start_emulator(extra_args=("--runtime", "local", "--share-ro", str(root)))
     with NotebookServer(base=base, kernel_env=kernel_env(emulator)) as server:
         yield server
 

@@ -3,6 +3,8 @@
 The job panel shows every chunk of the streamed reply, in order, and the final status; the
 long job is cancelled with the panel's Cancel button (the notebook's ``%job cancel`` cells,
 tagged ``cancel-by-command``, and its clean-up are left out, so the button does the work).
+The endpoint that scales from zero gets a worker timeline in its health panel: a lane per
+worker, each ending gone, with its cold start.
 """
 
 from __future__ import annotations
@@ -36,17 +38,31 @@ def write_button_variant(root: Path) -> tuple[str, list[str]]:
     return NOTEBOOK.name, [c.source for c in nb.cells if c.cell_type == "code"]
 
 
-def panel_of(page: Any, code_sources: list[str], starts_with: str) -> Any:
-    """The job panel in the output of the first code cell whose source starts so."""
-    index = next(i for i, s in enumerate(code_sources) if s.startswith(starts_with))
-    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
-    return cell.locator(".podbook-job")
+# Every lane of the health panel's worker timeline ends gone, and a cold start was measured.
+# (Found again at each poll from the cell's index: a display sent again replaces the node.)
+SCALED_TO_ZERO_JS = """(index) => {
+  const cell = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[index];
+  const lanes = cell ? [...cell.querySelectorAll('svg.podbook-timeline .podbook-tl-lane')] : [];
+  return lanes.length > 0 && lanes.every((lane) => lane.dataset.state === 'GONE')
+    && lanes.some((lane) => lane.dataset.coldStart !== '');
+}"""
+
+
+def cell_index(code_sources: list[str], starts_with: str) -> int:
+    """The index of the first code cell whose source starts so."""
+    return next(i for i, s in enumerate(code_sources) if s.startswith(starts_with))
+
+
+def panel_of(page: Any, code_sources: list[str], starts_with: str, kind: str = "job") -> Any:
+    """The panel (``.podbook-KIND``) in the output of the first code cell whose source starts
+    so."""
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(cell_index(code_sources, starts_with))
+    return cell.locator(f".podbook-{kind}")
 
 
 def printed_by(page: Any, code_sources: list[str], starts_with: str) -> str:
     """What the first code cell whose source starts so printed."""
-    index = next(i for i, s in enumerate(code_sources) if s.startswith(starts_with))
-    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(cell_index(code_sources, starts_with))
     stdout = cell.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]')
     expect(stdout).to_have_count(1, timeout=60_000)
     return str(stdout.inner_text())
@@ -64,6 +80,8 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
     reply = panel_of(page, sources, "%%runjob demo -o reply")
     attempt = panel_of(page, sources, "%%runjob flaky")
     long_job = panel_of(page, sources, "%%runjob demo -o long_job")
+    scaling_cell = cell_index(sources, "%config PodMagics.refresh_interval")
+    scaling = panel_of(page, sources, "%config PodMagics.refresh_interval", "health")
     try:
         # The streamed reply: every chunk, in order, then COMPLETED.
         expect(reply).to_have_attribute("data-status", "COMPLETED", timeout=90_000)
@@ -82,8 +100,23 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
         # The failed job was retried by %job retry and completed.
         expect(attempt).to_have_attribute("data-status", "COMPLETED", timeout=60_000)
 
+        # Scale from zero: workers come (their lanes), serve the 20 jobs and go again.
+        expect(scaling.locator("svg.podbook-timeline")).to_be_attached(timeout=120_000)
+        page.wait_for_function(SCALED_TO_ZERO_JS, arg=scaling_cell, timeout=240_000, polling=250)
+        lanes = scaling.locator(".podbook-tl-lane")
+        assert lanes.count() >= 1
+        for index in range(lanes.count()):
+            drawn = lanes.nth(index).locator("rect.podbook-tl-segment")
+            states = [drawn.nth(i).get_attribute("data-state") for i in range(drawn.count())]
+            assert states[0] == "INITIALIZING" and "RUNNING" in states, states
+        assert int(scaling.locator("path.podbook-tl-queue").get_attribute("data-peak") or 0) > 0
+        expect(scaling.locator(".podbook-tl-cold").first).to_contain_text("cold ")
+        on_a_fresh_node(scaling.scroll_into_view_if_needed)
+        page.screenshot(path=str(artifacts_dir / "streaming_scaled_to_zero.png"))
+        scaling.screenshot(path=str(docs_images / "health_timeline.png"))
+
         # The long job streams; Cancel on its panel stops it.
-        expect(long_job).to_have_attribute("data-status", "IN_PROGRESS", timeout=60_000)
+        expect(long_job).to_have_attribute("data-status", "IN_PROGRESS", timeout=120_000)
         page.wait_for_function(
             "(el) => Number(el.getAttribute('data-chunks')) >= 3",
             arg=long_job.element_handle(),
@@ -112,7 +145,7 @@ def test_streaming_notebook_shows_every_chunk_and_cancels_from_the_button(
             '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
         )
         print("stderr outputs:", stderr.all_inner_texts())
-        for label, panel in [("reply", reply), ("long_job", long_job)]:
+        for label, panel in [("reply", reply), ("long_job", long_job), ("scaling", scaling)]:
             if panel.count():
                 on_a_fresh_node(panel.scroll_into_view_if_needed)
                 page.screenshot(path=str(artifacts_dir / f"streaming_failure_{label}.png"))

@@ -87,11 +87,21 @@ def test_a_worker_starts_runs_idles_and_goes_with_its_cold_start() -> None:
         [int((T0 + 8) * 1000), 0],
     ]
     assert wire["now"] == int((T0 + 10) * 1000) and wire["since"] == int(T0 * 1000)
-    assert wire["samples"] == 6 and wire["resolution"] == 2.0 and wire["window"] == 300
+    assert wire["samples"] == 6 and wire["resolution"] == 2.0
+    assert wire["window"] == 60  # the axis: the shortest span that holds the samples
     summary = timeline.summary()
     assert summary.startswith("worker timeline, last 10.0 s: 1 worker(s) seen (1 gone)")
     assert "cold start(s) 5.0 s (sampled every 2.0 s)" in summary
     assert summary.endswith("queue peak 5")
+
+
+def test_the_axis_grows_with_what_was_sampled_up_to_the_window() -> None:
+    timeline = WorkerTimeline()
+    spans = []
+    for at in (0, 59, 61, 119, 121, 299, 301, 900):
+        timeline.add(T0 + at, depth(0), listing())
+        spans.append(timeline.to_wire()["window"])
+    assert spans == [60, 60, 120, 120, 300, 300, 300, 300]
 
 
 def test_a_cold_start_is_known_only_for_a_start_the_panel_watched() -> None:

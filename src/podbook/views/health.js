@@ -120,8 +120,8 @@ function queueSection(samples) {
 
 /** The timeline's drawing: sizes in SVG units (the SVG scales down to the panel's width). */
 export const TIMELINE_LAYOUT = {
-  width: 600,
-  left: 92,
+  width: 620,
+  left: 112,
   right: 70,
   top: 6,
   queueHeight: 34,
@@ -183,7 +183,7 @@ export function spans(points, start, end) {
 
 function tickStep(windowSeconds) {
   if (windowSeconds >= 240) return 60;
-  if (windowSeconds >= 60) return 30;
+  if (windowSeconds >= 100) return 30;
   if (windowSeconds >= 20) return 10;
   return 5;
 }
@@ -273,7 +273,7 @@ function lane(entry, top, x, range, L) {
     "data-cold-start": cold ?? "",
   });
   const id = String(entry.id || "");
-  const short = id.length > 13 ? `…${id.slice(-12)}` : id;
+  const short = id.length > 17 ? `…${id.slice(-16)}` : id;
   const name = svgNode("text", { ...label(L), y: top + L.lane - 2 }, short);
   name.append(svgNode("title", {}, id));
   row.append(name);

@@ -39,6 +39,9 @@ __all__ = [
 
 WINDOW_SECONDS = 300
 """How far back the timeline reaches (seconds)."""
+AXIS_SPANS = (60, 120, 300)
+"""The spans the time axis may show (seconds): the shortest that holds what was sampled, so a
+young panel is not a sliver at the right edge of 5 minutes."""
 MAX_POINTS = 600
 """Points kept per series (the queue depth, each lane), oldest dropped first."""
 MAX_LANES = 24
@@ -230,6 +233,11 @@ class WorkerTimeline:
         with self._lock:
             return self._resolution()
 
+    def _axis_span(self) -> float:
+        watched = (self._last or 0) - (self._first or 0)
+        fits = [span for span in AXIS_SPANS if span * 1000 >= watched and span < self.window]
+        return min(fits, default=self.window)
+
     def _resolution(self) -> float | None:
         times = list(self._times)
         gaps = [b - a for a, b in zip(times, times[1:], strict=False) if b > a]
@@ -238,8 +246,9 @@ class WorkerTimeline:
     def to_wire(self) -> dict[str, Any]:
         """The timeline as the view draws it (``{}`` before the first sample).
 
-        ``now`` (the latest sample) and every time are epoch milliseconds; ``window`` and
-        ``resolution`` are seconds; ``queue`` is ``[[t, inQueue], ...]``; each lane has its
+        ``now`` (the latest sample) and every time are epoch milliseconds; ``window`` (the
+        span the axis shows: the shortest of :data:`AXIS_SPANS` that holds every sample, at most
+        the history's) and ``resolution`` are seconds; ``queue`` is ``[[t, inQueue], ...]``; each lane has its
         ``id``, ``points`` ``[[t, state], ...]``, ``startedAt`` and ``coldStart`` (seconds, or
         None); ``hiddenLanes`` counts the lanes left out beyond :data:`MAX_LANES`."""
         with self._lock:
@@ -247,7 +256,7 @@ class WorkerTimeline:
                 return {}
             shown = self._shown()
             return {
-                "window": self.window,
+                "window": self._axis_span(),
                 "now": self._last,
                 "since": self._first,
                 "samples": self._samples,
