@@ -156,6 +156,29 @@ def test_restart_reappearance_and_a_failed_listing() -> None:
     assert timeline.to_wire()["samples"] == 7
 
 
+def test_a_worker_back_in_the_same_run_or_resumed() -> None:
+    """A worker listed again with the startedAt its lane knows was only out of the listing for a
+    while: no new start. One listed again with a later startedAt started again (FlashBoot on the
+    emulator resumes a frozen worker so): its lane shows it starting from then, with its cold
+    start."""
+    timeline = WorkerTimeline()
+    timeline.add(T0, depth(0), listing(("w", "INITIALIZING", T0)))
+    timeline.add(T0 + 2, depth(0), listing(("w", "IDLE", T0)))
+    timeline.add(T0 + 4, depth(0), listing())
+    timeline.add(T0 + 6, depth(0), listing(("w", "IDLE", T0)))  # the same run
+    lane = lane_of(timeline.to_wire(), "w")
+    assert states(lane) == ["INITIALIZING", "IDLE", GONE, "IDLE"] and lane["coldStart"] == 2.0
+    timeline.add(T0 + 8, depth(0), listing())
+    timeline.add(T0 + 12, depth(1), listing(("w", "RUNNING", T0 + 11)))  # resumed at T0 + 11
+    lane = lane_of(timeline.to_wire(), "w")
+    assert lane["points"][-3:] == [
+        [int((T0 + 8) * 1000), GONE],
+        [int((T0 + 11) * 1000), "INITIALIZING"],
+        [int((T0 + 12) * 1000), "RUNNING"],
+    ]
+    assert lane["coldStart"] == 1.0 and lane["startedAt"] == int((T0 + 11) * 1000)
+
+
 def test_the_history_is_bounded_in_time_lanes_and_points() -> None:
     timeline = WorkerTimeline()
     timeline.add(T0, depth(9), listing(("early", "IDLE", T0 - 5)))

@@ -127,6 +127,12 @@ class _Lane:
         }
 
 
+def _same_start(lane: _Lane, started: int | None) -> bool:
+    """True when a worker listed again is still in the run its lane knows (no later
+    ``startedAt``)."""
+    return started is not None and lane.started_at is not None and started <= lane.started_at
+
+
 def _clip(points: deque[Any], cut: int) -> None:
     """Drop the points that ended before ``cut``; the one in force at ``cut`` starts there."""
     while len(points) > 1 and points[1][0] <= cut:
@@ -175,8 +181,7 @@ class WorkerTimeline:
         first_listing = self._last_listing is None
         for worker_id, (state, started) in listed.items():
             lane = self._lanes.get(worker_id)
-            if lane is None or lane.state == GONE:
-                new = lane is None
+            if lane is None or lane.state == GONE and not _same_start(lane, started):
                 lane = lane or _Lane(worker_id)
                 self._lanes[worker_id] = lane
                 # It started after the sample before (absent then), or is still starting.
@@ -184,8 +189,11 @@ class WorkerTimeline:
                 lane.ready = False
                 lane.cold_start = None
                 lane.started_at = started
-                if new and lane.watched_start and started is not None and started < now:
+                after = lane.points[-1][0] if lane.points else -1
+                if lane.watched_start and started is not None and after < started < now:
                     lane.mark(started, "INITIALIZING")  # drawn from its start on
+            elif lane.state == GONE:
+                pass  # back, but not started again (hidden for a while): its lane goes on
             elif lane.ready and state == "INITIALIZING":  # started again (same worker id)
                 lane.ready, lane.watched_start, lane.cold_start = False, True, None
                 lane.started_at = started
