@@ -33,6 +33,9 @@ def handler(job):
         open(flag, "w").close()
         os.kill(os.getpid(), 9)
     time.sleep(data.get("sleep", 0))
+    if data.get("runs"):  # one line per run of this job
+        with open(data["runs"], "a") as runs:
+            print(os.environ["RUNPOD_POD_ID"], file=runs)
     return {"echo": data.get("x"), "worker": os.environ["RUNPOD_POD_ID"]}
 
 runpod.serverless.start({"handler": handler})
@@ -319,5 +322,49 @@ def test_flashboot_freezes_an_idle_worker_and_resumes_it_for_the_next_cold_start
         )
         cold = re.search(said + r" \(cold", log.read_text())
         assert cold and float(warm[1]) < float(cold[1])  # no imports, no load again
+    finally:
+        http.delete(f"/v2/serverless/{endpoint_id}")
+
+
+STUBBORN_WORKER = """\
+import json, os, signal, sys, urllib.request
+
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # keeps asking for jobs while it is stopped
+me, key = os.environ["RUNPOD_POD_ID"], os.environ["RUNPOD_AI_API_KEY"]
+take = os.environ["RUNPOD_WEBHOOK_GET_JOB"].replace("$ID", me) + "&job_in_progress=0"
+done = os.environ["RUNPOD_WEBHOOK_POST_OUTPUT"].replace("$RUNPOD_POD_ID", me)
+while True:
+    answer = urllib.request.urlopen(urllib.request.Request(take, headers={"Authorization": key}))
+    if answer.status != 200:
+        continue
+    job = json.load(answer)
+    with open(job["input"]["runs"], "a") as runs:
+        print(me, file=runs)
+    body = json.dumps({"output": {"worker": me}}).encode()
+    request = urllib.request.Request(
+        done.replace("$ID", job["id"]), data=body, headers={"Authorization": key}
+    )
+    urllib.request.urlopen(request).read()
+"""
+
+
+def test_a_job_sent_while_a_worker_stops_runs_once_on_another(
+    http: httpx.Client, emu: Any, tmp_path: Path
+) -> None:
+    # A worker that takes its time to end after SIGTERM, and asks for jobs meanwhile: it
+    # must get none (else a job runs on it and again on another once it is killed).
+    handler = handler_file(tmp_path, STUBBORN_WORKER)
+    endpoint_id = endpoint(http, f"{sys.executable} {handler}", idleTimeout=1)
+    runs = tmp_path / "runs.txt"
+    try:
+        job = {"input": {"runs": str(runs)}}
+        first = http.post(f"/v2/{endpoint_id}/runsync", json=job).json()
+        assert first["status"] == "COMPLETED", first
+        stopping = f"worker {first['workerId']} stopping"
+        wait_until(lambda: stopping in Path(emu.log_path).read_text(), 30, "the scale-down")
+        second = http.post(f"/v2/{endpoint_id}/runsync", json=job).json()
+        assert second["status"] == "COMPLETED" and second["workerId"] != first["workerId"]
+        time.sleep(7)  # past the stopped worker's grace: a second run would have happened
+        assert runs.read_text().split() == [first["workerId"], second["workerId"]]
     finally:
         http.delete(f"/v2/serverless/{endpoint_id}")

@@ -256,6 +256,8 @@ class Autoscaler:
         )
         reader = asyncio.get_running_loop().create_task(self._read(queue, worker))
         code = await worker.process.wait()
+        if worker.stopping:  # what the shell started gets the rest of its grace
+            await _group_ended(worker, STOP_GRACE)
         lived = time.monotonic() - worker.started
         if self.on_worker_ended is not None and not worker.parked:  # billed up to its exit
             account_id, endpoint_id = queue.key
@@ -270,6 +272,7 @@ class Autoscaler:
             self.place.forget(worker.worker_id)
         group.workers.pop(worker.worker_id, None)
         self._event(queue.key, worker, "stopped", code=code, lived=round(lived, 3))
+        queue.parked.discard(worker.worker_id)
         if worker.stopping:
             self.broker.worker_died(queue, worker.worker_id, crashed=False)
             return
@@ -350,7 +353,14 @@ class Autoscaler:
         if worker.stopping or worker.process is None:
             return
         worker.stopping = True
+        queue = self.broker.queues.get(key)
+        if queue is not None:  # from now on it gets no job and is not counted
+            queue.parked.add(worker.worker_id)
+            state = queue.workers.get(worker.worker_id)
+            if state is not None and not state.running:
+                queue.workers.pop(worker.worker_id, None)
         self._event(key, worker, "stopping")
+        log.info("endpoint %s: worker %s stopping", key[1], worker.worker_id)
         _signal(worker, signal.SIGTERM)
         if worker.parked:
             _signal(worker, signal.SIGCONT)  # a frozen worker takes its SIGTERM now
@@ -416,6 +426,19 @@ def parked_allowed(record: dict[str, Any]) -> int:
     if mode == "PRIORITY_FLASHBOOT":
         return max(1, int((record.get("workers") or {}).get("max") or 1))
     return 1 if mode == "FLASHBOOT" else 0
+
+
+async def _group_ended(worker: ScaledWorker, timeout: float) -> None:
+    """Wait up to ``timeout`` s for every process of the worker's group to end (its shell may
+    end before the command it started)."""
+    pid = getattr(worker.process, "pid", -1)
+    deadline = time.monotonic() + timeout
+    while pid > 0 and time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        await asyncio.sleep(0.05)
 
 
 def _signal(worker: ScaledWorker, sig: int) -> None:

@@ -567,7 +567,7 @@ class Broker:
                 continue
             job.retried += 1 if crashed else 0
             self.unconfirmed.add(job.id)
-        self._requeue_unconfirmed(queue, worker, keep=())
+        self._requeue_unconfirmed(queue, worker, keep=(), why="ended while running it")
 
     def _running_job(self, queue: EndpointQueue, worker: WorkerState, job_id: str) -> Job:
         job = queue.jobs.get(job_id)
@@ -652,7 +652,11 @@ class Broker:
         self._arm_execution(job)
 
     def _requeue_unconfirmed(
-        self, queue: EndpointQueue, worker: WorkerState, keep: list[str] | tuple[str, ...]
+        self,
+        queue: EndpointQueue,
+        worker: WorkerState,
+        keep: list[str] | tuple[str, ...],
+        why: str = "does not claim it since the restart",
     ) -> None:
         """Restored jobs on ``worker``'s name that it does not claim (not in ``keep``) go
         back to the queue, first in line; those in ``keep`` are confirmed."""
@@ -667,11 +671,7 @@ class Broker:
             worker.running.discard(job.id)
             if job.status != IN_PROGRESS:
                 continue
-            log.info(
-                "job %s: worker %s does not claim it since the restart; queued again",
-                job.id,
-                worker.worker_id,
-            )
+            log.info("job %s: worker %s %s; queued again", job.id, worker.worker_id, why)
             self._cancel_timer(job, "execution")
             job.clear_result()
             self.lost_from[job.id] = worker.worker_id

@@ -85,7 +85,8 @@ class EndpointQueue:
     jobs: dict[str, Job] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     parked: set[str] = field(default_factory=set)
-    """Workers frozen by FlashBoot (``autoscaler.py``): they get no job and are not counted."""
+    """Workers frozen by FlashBoot or being stopped (``autoscaler.py``): they get no job and
+    are not counted."""
 
     @property
     def key(self) -> tuple[str, str]:
