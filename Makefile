@@ -187,6 +187,7 @@ bench: setup-python setup-ssh
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/podruntime.py
 	$(BIN)/python bench/remote.py
+	$(BIN)/python bench/serverless.py
 
 # ---------------------------------------------------------------- conformance
 
