@@ -368,3 +368,50 @@ def test_a_job_sent_while_a_worker_stops_runs_once_on_another(
         assert runs.read_text().split() == [first["workerId"], second["workerId"]]
     finally:
         http.delete(f"/v2/serverless/{endpoint_id}")
+
+
+VLLM_STYLE_HANDLER = """\
+import json
+import runpod
+
+def handler(job):  # a generator, shaped like worker-vllm's: its OpenAI path and its own
+    data = job["input"]
+    if data.get("openai_route") == "/v1/chat/completions":
+        words = ["Hello", " from", " a", " scaled", " worker"]
+        for word in words:
+            chunk = {"object": "chat.completion.chunk", "choices": [
+                {"index": 0, "delta": {"content": word}, "finish_reason": None}]}
+            yield "data: " + json.dumps(chunk) + "\\n\\n"
+        yield "data: [DONE]\\n\\n"
+        return
+    for word in data["prompt"].split():
+        yield word
+
+runpod.serverless.start({"handler": handler, "return_aggregate_stream": True})
+"""
+
+
+def test_generator_and_openai_handlers_stream_from_a_scaled_worker(
+    http: httpx.Client, emu: Any, tmp_path: Path
+) -> None:
+    handler = handler_file(tmp_path, VLLM_STYLE_HANDLER)
+    endpoint_id = endpoint(http, f"{sys.executable} {handler}", idleTimeout=2)
+    try:
+        job = http.post(f"/v2/{endpoint_id}/run", json={"input": {"prompt": "one two three"}})
+        job_id = job.json()["id"]
+
+        def streamed() -> list[Any] | None:
+            status = http.get(f"/v2/{endpoint_id}/status/{job_id}").json()
+            return status["output"] if status["status"] == "COMPLETED" else None
+
+        assert wait_until(streamed, 60, "the generator's job done") == ["one", "two", "three"]
+        from openai import OpenAI
+
+        client = OpenAI(base_url=f"{emu.url}/v2/{endpoint_id}/openai/v1", api_key=emu.api_key)
+        stream = client.chat.completions.create(
+            model="any", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+        assert text == "Hello from a scaled worker"
+    finally:
+        http.delete(f"/v2/serverless/{endpoint_id}")
