@@ -82,3 +82,22 @@ def test_job_subcommands_still_work(ip: Any, comms: Any) -> None:
     run = run_cell(ip, "nbtest_h = %endpoint health echo")
     assert run.success, run.text
     assert ip.user_ns["nbtest_h"].endpoint_id == "echo"
+
+
+def test_create_with_a_start_command_gets_workers_the_emulator_starts(
+    ip: Any, client: Any, tmp_path: Any
+) -> None:
+    import sys
+
+    handler = tmp_path / "handler.py"
+    handler.write_text("def handler(job):\n    return {'twice': job['input']['n'] * 2}\n")
+    name = "nbtest-scaled-" + secrets.token_hex(3)
+    start = f"{sys.executable} -m podbook worker {handler}"
+    run = run_cell(ip, f'%endpoint create {name} --args "{start}" --workers-max 2 --idle-timeout 2')
+    assert run.success, run.text
+    try:
+        assert client.endpoints.get(name).args == start
+        job = client.endpoint(name).runsync({"n": 21}, timeout=60)  # no worker started here
+        assert job.output() == {"twice": 42}
+    finally:
+        client.endpoints.delete(name)

@@ -81,6 +81,12 @@ def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("configuration")
     group.add_argument("--image", help="container image of the workers")
     group.add_argument(
+        "--args",
+        dest="start_command",
+        metavar="COMMAND",
+        help="the workers' start command (on the emulator: it starts and scales them)",
+    )
+    group.add_argument(
         "--handler", metavar="SPEC", help="local emulator: path/to/handler.py[:fn] or pkg.mod:fn"
     )
     group.add_argument("--template", metavar="TEMPLATE_ID", help="a serverless template")
@@ -105,6 +111,7 @@ def _config_body(ns: argparse.Namespace) -> dict[str, Any]:
     }
     optional = {
         "image": ns.image,
+        "args": ns.start_command,
         "handler": ns.handler,
         "templateId": ns.template,
         "workers": workers or None,
