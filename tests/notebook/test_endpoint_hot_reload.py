@@ -77,6 +77,7 @@ def test_serving_again_swaps_the_handler_for_the_next_job(ip: Any, client: Any) 
         assert history[0].diff[0].new.startswith("nbtest_h sha256:")
         listing = client.endpoints.workers(name)
         assert [w.id for w in listing.workers] == [worker.worker_id]
+        assert not listing.workers[0].is_stale  # it runs the release it recorded
         assert _serve_threads(name) == [f"podbook-serve-{name}"]
 
         run = run_cell(ip, f"%endpoint serve nbtest_h --name {name}")  # the same code again

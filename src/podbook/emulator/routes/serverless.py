@@ -37,6 +37,7 @@ from podbook.emulator.broker.endpoints import (
     cpu_configs,
     create_body_errors,
     gpu_config,
+    start_command,
 )
 from podbook.emulator.broker.limits import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS
 from podbook.emulator.broker.queues import EndpointQueue
@@ -171,9 +172,32 @@ async def update_endpoint(req: ApiRequest) -> Response:
         new = releases.add_release(new, diff)
     service = queue_service(req.request)
     service.broker.update_endpoint(queue, **new)
+    if diff and _handler_code_only(old, new) and not start_command(new):
+        for worker in queue.workers.values():  # a hot reload: they already run the new code
+            worker.version = new.get("version")
     if new.get("handler") != old.get("handler"):
         await service.supervisor.drop(queue.key)
     return json_response(_public(req, queue.record))
+
+
+HANDLER_CODE = "PODBOOK_HANDLER_CODE"
+"""The env value a hot reload of ``%endpoint serve`` records its release with
+(``podbook.worker.reload.RELEASE_ENV``)."""
+
+
+def _handler_code_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether the update changes nothing but the served handler's code (its release):
+    the workers connected now are the ones that reloaded it."""
+
+    def rest(record: dict[str, Any]) -> dict[str, Any]:
+        env = {k: v for k, v in (record.get("env") or {}).items() if k != HANDLER_CODE}
+        return {k: v for k, v in record.items() if k not in ("env", "version", "releases")} | {
+            "env": env
+        }
+
+    return rest(old) == rest(new) and (old.get("env") or {}).get(HANDLER_CODE) != (
+        new.get("env") or {}
+    ).get(HANDLER_CODE)
 
 
 async def list_workers(req: ApiRequest) -> Response:
