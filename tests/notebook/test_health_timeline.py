@@ -315,11 +315,14 @@ def test_the_panel_records_workers_starting_running_and_gone(
 
     wire = wait_until(all_gone, timeout=180, every=0.1)  # idleTimeout 1: back to zero
     assert {lane["id"] for lane in started} <= {lane["id"] for lane in wire["lanes"]}
+    # the workers that ran jobs are in the final timeline, with their runs
+    assert all("RUNNING" in states(lane) for lane in wire["lanes"] if lane["id"] in {
+        one["id"] for one in started})  # fmt: skip
     for lane in wire["lanes"]:
         seen = states(lane)
-        # watched from zero: each worker starting, then serving, then gone
+        # watched from zero: each worker starting, then ready, then gone (on a loaded machine
+        # a slow cold start can add a worker the queue no longer needs: idle, then gone)
         assert seen[0] == "INITIALIZING" and seen[-1] == GONE, seen
-        assert "RUNNING" in seen, seen
         ready_at = next(t for t, state in lane["points"] if state in ("IDLE", "RUNNING"))
         assert lane["startedAt"] is not None and lane["coldStart"] is not None, lane
         assert lane["coldStart"] == round(max(0.0, (ready_at - lane["startedAt"]) / 1000), 2)

@@ -151,8 +151,9 @@ def _import_file(target: str, what: str = "handler") -> Any:
     if folder not in sys.path:
         sys.path.insert(0, folder)  # so the handler can import its neighbours
     sys.modules[name] = module
-    try:
-        module_spec.loader.exec_module(module)
+    try:  # from its source, never a cached .pyc: an edit of the same size within one second
+        # (a hot reload) would otherwise run the old bytecode
+        exec(compile(path.read_bytes(), str(path), "exec", dont_inherit=True), module.__dict__)
     except BaseException as exc:
         sys.modules.pop(name, None)
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
