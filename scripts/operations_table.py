@@ -128,6 +128,7 @@ SCENARIO: list[tuple[str, ...]] = [
     ("%endpoint serve", "%endpoint serve ops_handler --name ops-serve -o ops_served"),
     ("%%runjob", "%%runjob ops-serve --sync -o ops_failed", '{"fail": true}'),
     ("%job retry", "%job retry {ops_failed.id} --endpoint ops-serve"),
+    ("%endpoint logs", "%endpoint logs ops-serve"),
     ("", "ops_served.stop()"),
     ("%%chat", "%%chat chat-demo --max-tokens 4", "Hi"),
     ("%chat history", "%chat history chat-demo"),

@@ -101,3 +101,25 @@ def test_create_with_a_start_command_gets_workers_the_emulator_starts(
         assert job.output() == {"twice": 42}
     finally:
         client.endpoints.delete(name)
+
+
+def test_logs_print_what_a_scaled_worker_printed(ip: Any, client: Any, tmp_path: Any) -> None:
+    import sys
+
+    handler = tmp_path / "loud.py"
+    handler.write_text(
+        "print('loading the model', flush=True)\n\ndef handler(job):\n    return job['input']\n"
+    )
+    name = "nbtest-logs-" + secrets.token_hex(3)
+    start = f"{sys.executable} -m podbook worker {handler}"
+    assert run_cell(ip, f'%endpoint create {name} --args "{start}" --idle-timeout 30').success
+    try:
+        job = client.endpoint(name).runsync({"n": 1}, timeout=60)
+        run = run_cell(ip, f"nbtest_logs = %endpoint logs {name} --tail 50")
+        assert run.success, run.text
+        (worker,) = ip.user_ns["nbtest_logs"]
+        assert worker == job.record.worker_id
+        assert "loading the model" in run.stdout and f"worker {worker} (" in run.stdout
+        assert_one_line_error(run_cell(ip, f"%endpoint logs {name} --tail 0"), "--tail")
+    finally:
+        client.endpoints.delete(name)

@@ -22,7 +22,7 @@ from podbook.notebook import parsing
 from podbook.notebook.display import StaticView
 from podbook.notebook.values import COMMA_LIST, ENV, POSITIVE_INT, _value_type
 
-CRUD_VERBS = ("create", "list", "show", "update", "delete")
+CRUD_VERBS = ("create", "list", "show", "update", "delete", "logs")
 
 
 def _non_negative(text: str) -> int:
@@ -123,6 +123,17 @@ def _config_body(ns: argparse.Namespace) -> dict[str, Any]:
     return {key: value for key, value in optional.items() if value is not None}
 
 
+def _log_tail(text: str) -> int:
+    """``--tail N``: 1..5000 lines."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 5000:
+        raise argparse.ArgumentTypeError("expected a whole number from 1 to 5000")
+    return value
+
+
 def _parser(verb: str, description: str) -> parsing.MagicArgumentParser:
     return parsing.MagicArgumentParser(prog=f"%endpoint {verb}", description=description)
 
@@ -146,7 +157,12 @@ def build_subcommands() -> dict[str, parsing.Subcommand]:
     delete = _parser("delete", "Delete an endpoint; its queued and running jobs are cancelled.")
     for parser in (show, delete):
         parser.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
-    for parser in (create, update, listing, show, delete):
+    logs = _parser("logs", "Print what an endpoint's workers printed (each connected one).")
+    logs.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
+    logs.add_argument("worker", metavar="WORKER", nargs="?", help="one worker (default: all)")
+    logs.add_argument("--tail", type=_log_tail, default=20, metavar="N", help="lines per worker")
+    logs.add_argument("--source", choices=("container", "system"), help="one source (both)")
+    for parser in (create, update, listing, show, delete, logs):
         parsing.add_output_argument(parser)
 
     def build_create(ns: argparse.Namespace) -> EndpointCommand:
@@ -186,6 +202,16 @@ def build_subcommands() -> dict[str, parsing.Subcommand]:
             delete,
             lambda ns: EndpointCommand("delete", ns.endpoint_id, output=ns.output),
             "delete an endpoint (its jobs are cancelled)",
+        ),
+        "logs": parsing.Subcommand(
+            logs,
+            lambda ns: EndpointCommand(
+                "logs",
+                ns.endpoint_id,
+                {"worker": ns.worker, "tail": ns.tail, "source": ns.source},
+                ns.output,
+            ),
+            "print the output of an endpoint's workers",
         ),
     }
 
@@ -368,12 +394,34 @@ def _delete(session: Any, command: EndpointCommand) -> Any:
     return endpoint
 
 
+def _logs(session: Any, command: EndpointCommand) -> dict[str, list[Any]]:
+    """``%endpoint logs ID [WORKER]``: each worker's last lines (its output is its log)."""
+    endpoints = session.client.endpoints
+    options = command.body or {}
+    workers = [options["worker"]] if options.get("worker") else None
+    if workers is None:
+        workers = [w.id for w in endpoints.workers(command.endpoint_id).workers]
+    if not workers:
+        print(f"No worker of {command.endpoint_id} now; its workers' logs go with them.")
+    found: dict[str, list[Any]] = {}
+    for worker in workers:
+        stream = endpoints.worker_logs(
+            command.endpoint_id, worker, tail=options.get("tail"), source=options.get("source")
+        )
+        found[worker] = list(stream)
+        print(f"worker {worker} ({len(found[worker])} lines)")
+        for line in found[worker]:
+            print(f"  {line}")
+    return found
+
+
 HANDLERS: dict[str, Callable[[Any, EndpointCommand], Any]] = {
     "create": _create,
     "list": _list,
     "show": _show,
     "update": _update,
     "delete": _delete,
+    "logs": _logs,
 }
 
 
