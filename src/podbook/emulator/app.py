@@ -32,7 +32,6 @@ from podbook.emulator.auth import authenticate
 from podbook.emulator.billing.ledger import install as install_billing
 from podbook.emulator.bodylimit import BodyLimit
 from podbook.emulator.broker import install as install_broker
-from podbook.emulator.broker.workerplace import place_of
 from podbook.emulator.context import Emulator
 from podbook.emulator.jsonresp import json_response
 from podbook.emulator.pods import PodViews
@@ -164,7 +163,6 @@ def create_app(settings: EmulatorSettings, store: Store | None = None) -> Starle
         views=PodViews(settings),
     )
     queue = install_broker(emulator, store, settings.broker)
-    queue.autoscaler.place = place_of(settings)
     install_billing(store, emulator.clock, queue)
 
     runtime = None

@@ -22,10 +22,13 @@ __all__ = ["BrokerSettings", "DeclaredEndpoint", "install", "routes", "service_o
 
 def install(emulator: object, store: object, settings: BrokerSettings) -> QueueService:
     """Create the queue service and keep it in ``emulator.extras`` (settings may import
-    this package, so the service is imported here, not at module level)."""
+    this package, so the service is imported here, not at module level); its scaled
+    workers are placed as the emulator's settings say (``workerplace.place_of``)."""
     from podbook.emulator.broker.service import EXTRAS_KEY, QueueService
+    from podbook.emulator.broker.workerplace import place_of
 
-    service = QueueService(settings, store)  # type: ignore[arg-type]
+    place = place_of(emulator.settings)  # type: ignore[attr-defined]
+    service = QueueService(settings, store, place)  # type: ignore[arg-type]
     emulator.extras[EXTRAS_KEY] = service  # type: ignore[attr-defined]
     return service
 

@@ -28,7 +28,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -56,7 +55,6 @@ TICK = 0.25
 """Seconds between two scaling decisions."""
 STOP_GRACE = 5.0
 """Seconds a stopping worker gets between SIGTERM and SIGKILL."""
-EVENTS_KEPT = 500
 
 
 @dataclass
@@ -83,10 +81,9 @@ class ScaledWorker:
 
 @dataclass
 class EndpointWorkers:
-    """The scaled workers of one endpoint and what happened to them."""
+    """The scaled workers of one endpoint and when the next may start."""
 
     workers: dict[str, ScaledWorker] = field(default_factory=dict)
-    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
     backoff: float = 0.0
     next_start: float = 0.0
     throttled: int = 0
@@ -95,15 +92,14 @@ class EndpointWorkers:
 class Autoscaler:
     """Starts and stops the workers of every endpoint that has a start command."""
 
-    def __init__(self, broker: Broker, url: Callable[[], str]) -> None:
+    def __init__(self, broker: Broker, url: Callable[[], str], place: WorkerPlace) -> None:
         self.broker = broker
         self._url = url
+        self.place = place
+        """Where workers run (their folders, volumes, boxes)."""
         self.endpoints: dict[tuple[str, str], EndpointWorkers] = {}
-        self.home = tempfile.mkdtemp(prefix="podbook-workers-")
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.place: WorkerPlace | None = None
-        """Where workers run (their folders, volumes, boxes); set by the app."""
         self.on_worker_ended: Callable[[str, str, str, float], None] | None = None
         """Called with (account, endpoint, worker id, start epoch) when a worker ends
         (billing)."""
@@ -161,13 +157,13 @@ class Autoscaler:
             return
         group = self.endpoints.setdefault(queue.key, EndpointWorkers())
         now = time.monotonic()
-        views = [self._view(queue, worker, now) for worker in group.workers.values()]
+        version = int(queue.record.get("version") or 1)
+        views = [self._view(queue, worker, now, version) for worker in group.workers.values()]
         stopping = sum(1 for w in group.workers.values() if w.stopping)
         load = load_of(queue)
         decided = plan(Settings.of(queue.record), load, [v for v in views if v], stopping)
         group.throttled = decided.throttled
         keep = parked_allowed(queue.record)
-        version = int(queue.record.get("version") or 1)
         for worker in [w for w in group.workers.values() if w.parked and w.version != version]:
             self._spawn_task(self._stop(queue.key, worker))  # FlashBoot keeps this release only
         for worker_id in decided.stop:
@@ -183,7 +179,9 @@ class Autoscaler:
             elif now >= group.next_start:
                 self._start(queue, group, command)
 
-    def _view(self, queue: EndpointQueue, worker: ScaledWorker, now: float) -> WorkerView | None:
+    def _view(
+        self, queue: EndpointQueue, worker: ScaledWorker, now: float, version: int
+    ) -> WorkerView | None:
         if worker.stopping or worker.parked:
             return None
         state = queue.workers.get(worker.worker_id)
@@ -191,7 +189,6 @@ class Autoscaler:
             # from its start to its first call (the broker stamped it), not to this look
             worker.ready_after = max(0.0, state.started_at - worker.started_wall)
             worker.last_busy = now  # idle from the moment it is ready, not from its start
-            self._event(queue.key, worker, "ready", coldStart=round(worker.ready_after, 3))
             state.started_at = worker.started_wall  # its uptime counts from its start
             for line in worker.output:  # what it printed while starting
                 state.log.note(line, source="container")
@@ -204,7 +201,6 @@ class Autoscaler:
             worker.last_busy = now
         elif state is not None:  # a job that began and ended between two looks counts too
             worker.last_busy = max(worker.last_busy, state.last_done)
-        version = int(queue.record.get("version") or 1)
         return WorkerView(
             worker.worker_id,
             starting=state is None,
@@ -221,10 +217,7 @@ class Autoscaler:
         env = worker_environment(key)
         env.update({str(k): str(v) for k, v in (queue.record.get("env") or {}).items()})
         env.update(worker_env(self._url(), queue.endpoint_id, key, worker_id=worker_id))
-        if self.place is None:
-            env["HOME"] = os.path.join(self.home, worker_id)
-            os.makedirs(env["HOME"], exist_ok=True)
-        elif not self.place.boxed:
+        if not self.place.boxed:
             env.update(process_env(self.place, queue.record, worker_id))
         worker = ScaledWorker(worker_id, int(queue.record.get("version") or 1))
         group.workers[worker_id] = worker  # counted from now: the next tick starts no twin
@@ -247,7 +240,6 @@ class Autoscaler:
             return
         worker.started = worker.last_busy = time.monotonic()
         worker.started_wall = time.time()
-        self._event(queue.key, worker, "starting")
         log.info(
             "endpoint %s: worker %s started (pid %d)",
             queue.endpoint_id,
@@ -259,19 +251,16 @@ class Autoscaler:
         if worker.stopping:  # what the shell started gets the rest of its grace
             await _group_ended(worker, STOP_GRACE)
         lived = time.monotonic() - worker.started
-        if self.on_worker_ended is not None and not worker.parked:  # billed up to its exit
-            account_id, endpoint_id = queue.key
-            self.on_worker_ended(account_id, endpoint_id, worker.worker_id, worker.started_wall)
+        if not worker.parked:  # billed up to its exit (a frozen one was when it froze)
+            self._bill(queue, worker)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), 2)
         reader.cancel()
         _signal(worker, signal.SIGKILL)  # what it left behind ends with it
         if worker.box is not None:
             await worker.box.close()
-        if self.place is not None:
-            self.place.forget(worker.worker_id)
+        self.place.forget(worker.worker_id)
         group.workers.pop(worker.worker_id, None)
-        self._event(queue.key, worker, "stopped", code=code, lived=round(lived, 3))
         queue.parked.discard(worker.worker_id)
         if worker.stopping:
             self.broker.worker_died(queue, worker.worker_id, crashed=False)
@@ -295,7 +284,7 @@ class Autoscaler:
         process of its own session."""
         argv = ["/bin/sh", "-c", command]
         place = self.place
-        if place is not None and place.boxed:
+        if place.boxed:
             worker.box = await open_worker_box(
                 place, queue.record, worker.worker_id, self._url(), detach_child
             )
@@ -328,11 +317,8 @@ class Autoscaler:
         worker.parked = True
         queue.parked.add(worker.worker_id)
         queue.workers.pop(worker.worker_id, None)
-        if self.on_worker_ended is not None:
-            account_id, endpoint_id = queue.key
-            self.on_worker_ended(account_id, endpoint_id, worker.worker_id, worker.started_wall)
+        self._bill(queue, worker)
         _signal(worker, signal.SIGSTOP)
-        self._event(queue.key, worker, "parked")
         log.info("endpoint %s: worker %s frozen by FlashBoot", queue.endpoint_id, worker.worker_id)
 
     def _resume(self, queue: EndpointQueue, worker: ScaledWorker) -> None:
@@ -342,7 +328,12 @@ class Autoscaler:
         worker.started_wall = time.time()
         queue.parked.discard(worker.worker_id)
         _signal(worker, signal.SIGCONT)
-        self._event(queue.key, worker, "resumed")
+
+    def _bill(self, queue: EndpointQueue, worker: ScaledWorker) -> None:
+        """Its time from its start (or resume) to now, to :attr:`on_worker_ended`."""
+        if self.on_worker_ended is not None:
+            account_id, endpoint_id = queue.key
+            self.on_worker_ended(account_id, endpoint_id, worker.worker_id, worker.started_wall)
 
     @staticmethod
     def _crashed(group: EndpointWorkers) -> None:
@@ -359,7 +350,6 @@ class Autoscaler:
             state = queue.workers.get(worker.worker_id)
             if state is not None and not state.running:
                 queue.workers.pop(worker.worker_id, None)
-        self._event(key, worker, "stopping")
         log.info("endpoint %s: worker %s stopping", key[1], worker.worker_id)
         _signal(worker, signal.SIGTERM)
         if worker.parked:
@@ -370,13 +360,6 @@ class Autoscaler:
             _signal(worker, signal.SIGKILL)
             if worker.box is not None:  # a process whose host pid is unknown: the box ends
                 await worker.box.close()
-
-    def _event(self, key: tuple[str, str], worker: ScaledWorker, what: str, **extra: Any) -> None:
-        group = self.endpoints.get(key)
-        if group is not None:
-            group.events.append(
-                {"at": now_ms(), "worker": worker.worker_id, "event": what, **extra}
-            )
 
     def _spawn_task(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -22,6 +22,7 @@ from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.ratelimit import QueueRateLimiter
 from podbook.emulator.broker.supervisor import Supervisor
 from podbook.emulator.broker.webhooks import WebhookSender
+from podbook.emulator.broker.workerplace import WorkerPlace
 from podbook.emulator.loadbalancer.balancer import LoadBalancer
 from podbook.emulator.settings import DEFAULT_ACCOUNT_ID
 from podbook.emulator.store import Store
@@ -34,12 +35,12 @@ EXTRAS_KEY = "queue"
 class QueueService:
     """Everything the queue routes need."""
 
-    def __init__(self, settings: BrokerSettings, store: Store) -> None:
+    def __init__(self, settings: BrokerSettings, store: Store, place: WorkerPlace) -> None:
         self.settings = settings
         self.broker = Broker(settings, BrokerTables(store))
         self.limiter = QueueRateLimiter(settings.rate_limits)
         self.supervisor = Supervisor()
-        self.autoscaler = Autoscaler(self.broker, lambda: self.url)
+        self.autoscaler = Autoscaler(self.broker, lambda: self.url, place)
         self.balancer = LoadBalancer(settings.load_balancer)
         self.webhooks = WebhookSender(settings.webhook_retry_seconds * settings.time_scale)
         self.url = ""
