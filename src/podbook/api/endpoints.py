@@ -17,6 +17,7 @@ from .container import ContainerArgs, ContainerEnv, ContainerPorts, ProcessLimit
 
 __all__ = [
     "DEFAULT_SCALING",
+    "HANDLER_CODE_ENV",
     "LB_HEALTH_PATH",
     "LB_PATH_PREFIX",
     "RELEASE_FIELDS",
@@ -38,6 +39,9 @@ __all__ = [
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
 WorkerStatus = Literal["RUNNING", "IDLE", "INITIALIZING", "THROTTLED", "UNHEALTHY"]
 
+HANDLER_CODE_ENV = "PODBOOK_HANDLER_CODE"
+"""The ``env`` value a hot reload of ``%endpoint serve`` records its release with (the
+served handler's name and a digest of its code; ``podbook.worker.reload``)."""
 RELEASE_FIELDS = ("image", "args", "disk", "env", "ports", "registry", "gpu", "cpu", "handler")
 """The container and handler configuration: a change of any of them is a new release."""
 

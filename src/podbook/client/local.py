@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from podbook.client.home import default_home
 from podbook.client.secret import Secret
@@ -95,26 +96,27 @@ def read_emulator_record(home: str | os.PathLike[str] | None = None) -> LocalEmu
     )
 
 
-def emulator_is_healthy(url: str, timeout: float = 1.0) -> bool:
-    """True when ``GET {url}/healthz`` answers ``{"ok": true}``."""
+def _healthz(url: str, timeout: float) -> dict[str, Any]:
+    """``GET {url}/healthz``'s JSON object when it answers 200, else empty."""
     import httpx
 
     try:
         response = httpx.get(f"{url.rstrip('/')}/healthz", timeout=timeout)
-        return response.status_code == 200 and response.json().get("ok") is True
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return False
+        body = response.json() if response.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def emulator_is_healthy(url: str, timeout: float = 1.0) -> bool:
+    """True when ``GET {url}/healthz`` answers ``{"ok": true}``."""
+    return _healthz(url, timeout).get("ok") is True
 
 
 def emulator_pods(url: str, timeout: float = 1.0) -> dict[str, str]:
     """How the emulator at ``url`` runs pods (``GET /healthz``'s ``pods``: ``runtime``,
     ``sandbox``, ``sandboxNote``); empty when it does not say."""
-    import httpx
-
-    try:
-        pods = httpx.get(f"{url.rstrip('/')}/healthz", timeout=timeout).json().get("pods")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return {}
+    pods = _healthz(url, timeout).get("pods")
     return pods if isinstance(pods, dict) else {}
 
 

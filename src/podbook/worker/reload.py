@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from podbook.api.endpoints import HANDLER_CODE_ENV
 from podbook.errors import ConfigError, PodbookError
 from podbook.worker.handlers import HandlerSpec, load_handler
 
@@ -39,7 +40,7 @@ __all__ = [
     "record_release",
 ]
 
-RELEASE_ENV = "PODBOOK_HANDLER_CODE"
+RELEASE_ENV = HANDLER_CODE_ENV
 """The endpoint env name whose value labels the served code (its change is the release)."""
 WATCH_INTERVAL = 0.2
 """Seconds between two looks at a watched file (a change is applied within two)."""

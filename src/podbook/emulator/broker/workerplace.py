@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from podbook.emulator.podruntime.tree import mount_env_name
+
 VOLUME_PATH = "/runpod-volume"
 """Where the service mounts an endpoint's network volume in its workers."""
 
@@ -87,7 +89,7 @@ def process_env(place: WorkerPlace, record: dict[str, Any], worker_id: str) -> d
     (root / "home").mkdir(parents=True, exist_ok=True)
     env = {"HOME": str(root / "home")}
     for path, folder in place.mounts(record).items():
-        env["RUNPOD_MOUNT_" + path.strip("/").replace("-", "_").upper()] = str(folder)
+        env[mount_env_name(path)] = str(folder)
     return env
 
 

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from podbook.api.endpoints import (
+    HANDLER_CODE_ENV,
     LB_HEALTH_PATH,
     CreateEndpointRequest,
     UpdateEndpointRequest,
@@ -180,24 +181,19 @@ async def update_endpoint(req: ApiRequest) -> Response:
     return json_response(_public(req, queue.record))
 
 
-HANDLER_CODE = "PODBOOK_HANDLER_CODE"
-"""The env value a hot reload of ``%endpoint serve`` records its release with
-(``podbook.worker.reload.RELEASE_ENV``)."""
-
-
 def _handler_code_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether the update changes nothing but the served handler's code (its release):
     the workers connected now are the ones that reloaded it."""
 
     def rest(record: dict[str, Any]) -> dict[str, Any]:
-        env = {k: v for k, v in (record.get("env") or {}).items() if k != HANDLER_CODE}
+        env = {k: v for k, v in (record.get("env") or {}).items() if k != HANDLER_CODE_ENV}
         return {k: v for k, v in record.items() if k not in ("env", "version", "releases")} | {
             "env": env
         }
 
-    return rest(old) == rest(new) and (old.get("env") or {}).get(HANDLER_CODE) != (
+    return rest(old) == rest(new) and (old.get("env") or {}).get(HANDLER_CODE_ENV) != (
         new.get("env") or {}
-    ).get(HANDLER_CODE)
+    ).get(HANDLER_CODE_ENV)
 
 
 async def list_workers(req: ApiRequest) -> Response:
