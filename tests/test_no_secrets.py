@@ -25,8 +25,16 @@ from typing import Any
 
 import nbformat
 import pytest
+from kernels import ipc_kernel_manager
 from nbclient import NotebookClient
-from test_notebooks import MIN_SECRET_LENGTH, NOTEBOOKS, PodWatcher, error_outputs, kernel_env
+from test_notebooks import (
+    MIN_SECRET_LENGTH,
+    NOTEBOOKS,
+    PodWatcher,
+    error_outputs,
+    kernel_env,
+    private_notebooks,
+)
 
 from podbook.api.secrets import is_secret_name
 
@@ -109,19 +117,26 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def secret_emulator(start_emulator: Any) -> Any:
+def notebook_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this module's notebooks run: a copy of ``notebooks/`` of its own."""
+    return private_notebooks(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def secret_emulator(start_emulator: Any, notebook_folder: Path) -> Any:
     """A fresh emulator (its own log) with accounts A (full + read-only) and B, whose pods
-    really run (their Jupyter gets the generated password)."""
-    return start_emulator(extra_args=("--runtime", "local"))
+    really run (their Jupyter gets the generated password); its workers see the notebooks'
+    folder."""
+    return start_emulator(extra_args=("--runtime", "local", "--share-ro", str(notebook_folder)))
 
 
 @pytest.fixture(scope="module")
 def runs(
-    secret_emulator: Any, tmp_path_factory: pytest.TempPathFactory
+    secret_emulator: Any, notebook_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[list[Run], set[str]]]:
     """Execute every notebook and the probe; yield the runs and the Jupyter passwords seen."""
-    notebooks = [(p.name, nbformat.read(p, as_version=4), p.parent) for p in NOTEBOOKS]
-    notebooks.append(("secrets_probe.ipynb", probe_notebook(), NOTEBOOKS[0].parent))
+    notebooks = [(p.name, nbformat.read(p, as_version=4), notebook_folder) for p in NOTEBOOKS]
+    notebooks.append(("secrets_probe.ipynb", probe_notebook(), notebook_folder))
     done: list[Run] = []
     with PodWatcher(secret_emulator.url, secret_emulator.api_key) as watcher:
         for name, nb, folder in notebooks:
@@ -130,6 +145,7 @@ def runs(
             env["PROBE_REGISTRY_PASSWORD"] = REGISTRY_PASSWORD
             NotebookClient(
                 nb,
+                km=ipc_kernel_manager(),
                 timeout=180,
                 kernel_name="python3",
                 allow_errors=True,

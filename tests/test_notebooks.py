@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -25,6 +26,7 @@ import httpx
 import nbformat
 import psutil
 import pytest
+from kernels import ipc_kernel_manager
 from nbclient import NotebookClient
 
 from podbook.api.secrets import is_secret_name
@@ -113,15 +115,35 @@ def error_outputs(nb: nbformat.NotebookNode) -> list[str]:
     return found
 
 
+def private_notebooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of ``notebooks/`` to run them in: the files a notebook writes beside itself (the
+    streaming notebook's handler file) never land in the repository, where another module's
+    run of the same notebook, at the same time, would meet them."""
+    folder = tmp_path_factory.mktemp("notebooks")
+    shutil.copytree(NOTEBOOKS[0].parent, folder, dirs_exist_ok=True)
+    return folder
+
+
 @pytest.fixture(scope="module")
-def notebook_emulator(start_emulator: Any) -> Any:
-    """An emulator whose pods run for real, as the embedded one's (SSH, logs, volumes)."""
-    return start_emulator(extra_args=("--runtime", "local"))
+def notebook_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this module's notebooks run (:func:`private_notebooks`)."""
+    return private_notebooks(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def notebook_emulator(start_emulator: Any, notebook_folder: Path) -> Any:
+    """An emulator whose pods run for real, as the embedded one's (SSH, logs, volumes). Its
+    serverless workers see the notebooks' folder, as the embedded emulator's see the folder
+    of the notebook that started it."""
+    return start_emulator(extra_args=("--runtime", "local", "--share-ro", str(notebook_folder)))
 
 
 @pytest.fixture(scope="module")
 def executed(
-    request: pytest.FixtureRequest, notebook_emulator: Any, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    notebook_emulator: Any,
+    notebook_folder: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Any]:
     """Run the notebook at ``request.param`` once; yield (saved text, nb, watcher, before, after)."""
     path: Path = request.param
@@ -132,10 +154,11 @@ def executed(
         before = {pod["id"] for pod in watcher.pods()}
         client = NotebookClient(
             nb,
+            km=ipc_kernel_manager(),
             timeout=120,
             kernel_name="python3",
             allow_errors=True,
-            resources={"metadata": {"path": str(path.parent)}},
+            resources={"metadata": {"path": str(notebook_folder)}},
         )
         client.execute(env=kernel_env(emulator, tmp_path))
         after = {pod["id"] for pod in watcher.pods()}
@@ -229,7 +252,7 @@ def test_quickstart_pods_really_run(executed: Any, notebook_emulator: Any) -> No
 @pytest.mark.parametrize(
     "executed", [NOTEBOOKS[0].parent / "streaming_inference.ipynb"], indirect=True
 )
-def test_streaming_scales_from_zero_and_back(executed: Any) -> None:
+def test_streaming_scales_from_zero_and_back(executed: Any, notebook_folder: Path) -> None:
     """The "Scale from zero" section: 20 jobs served by workers the emulator started from the
     endpoint's start command (a runpod-SDK handler file), and the health panel's timeline saw
     each worker start (its cold start) and go; the saved widget state keeps the timeline."""
@@ -254,7 +277,7 @@ def test_streaming_scales_from_zero_and_back(executed: Any) -> None:
     lanes = timelines[-1]["lanes"]
     assert all(lane["points"][-1][1] == "GONE" for lane in lanes), lanes
     assert any(lane["coldStart"] is not None for lane in lanes), lanes
-    assert not (NOTEBOOKS[0].parent / "scale_handler.py").exists(), "its clean-up left the file"
+    assert not (notebook_folder / "scale_handler.py").exists(), "its clean-up left the file"
 
 
 def test_make_quickstart_runs_sealed_against_the_embedded_emulator(tmp_path: Path) -> None:

@@ -179,12 +179,17 @@ def run_headless(cells: list[str], emulator: Any, tmp_path: Any, monkeypatch: An
     """Run a notebook of code ``cells`` in a real kernel (nbclient) pointed at ``emulator``
     through its environment only (no key in the notebook); returns the executed notebook."""
     import nbformat
+    from kernels import ipc_kernel_manager
     from nbclient import NotebookClient
 
     point_at(monkeypatch, emulator, tmp_path / "home")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     NotebookClient(
-        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb,
+        km=ipc_kernel_manager(),
+        timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
     return nb

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from kernels import ipc_kernel_manager
 from nbhelpers import podbook_loaded, point_at, run_cell
 from processes import wait_for
 
@@ -80,10 +81,12 @@ def test_a_busy_pod_exec_cell_keeps_the_pod_running(gip: InteractiveShell, clien
 
 
 def test_the_guard_outlives_the_kernel_that_created_the_pod(local: Any, client: Any) -> None:
-    from jupyter_client.manager import start_new_kernel
-
-    manager, kernel = start_new_kernel(kernel_name="python3")
+    manager = ipc_kernel_manager()
+    manager.start_kernel()
+    kernel = manager.client()
+    kernel.start_channels()
     try:
+        kernel.wait_for_ready(timeout=60)
         code = (
             "from podbook import Client\n"
             f"c = Client(api_key={local.api_key!r}, url={local.url!r})\n"

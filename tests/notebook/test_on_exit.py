@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client import KernelManager
+from kernels import ipc_kernel_manager
 from nbhelpers import assert_one_line_error, magics_of, run_cell
 from test_notebooks import kernel_env as notebook_kernel_env
 
@@ -50,7 +50,7 @@ class Kernel:
         if interactive:
             kernel_env["JPY_SESSION_NAME"] = str(folder / "notebook.ipynb")
         self.stderr_path = folder / "kernel.stderr"
-        self.km = KernelManager(kernel_name="python3")
+        self.km = ipc_kernel_manager()
         # kept open: a restart starts the new kernel with the same arguments
         self._stderr = self.stderr_path.open("ab")
         self.km.start_kernel(env=kernel_env, stderr=self._stderr, cwd=str(folder))

@@ -60,13 +60,14 @@ def test_panel_keeps_updating_while_a_cell_blocks(ip: Any, comms: Any) -> None:
     _, panel = create_panel(ip)
     comm = comm_of(comms, panel)
     before = len(comm.messages)
-    ip.user_ns["nbtest_panel"] = panel
-    # The cell blocks the kernel's thread until the panel shows RUNNING (or 60 s pass).
+    ip.user_ns["nbtest_sent"] = lambda: statuses_sent(comm.messages[before:])
+    # The cell blocks the kernel's thread until the panel has sent RUNNING (or 60 s pass): the
+    # message, not the trait, which holds RUNNING a moment before its message is sent.
     run = run_cell(
         ip,
         "import time\n"
         "deadline = time.monotonic() + 60\n"
-        "while nbtest_panel.pod['status'] != 'RUNNING' and time.monotonic() < deadline:\n"
+        "while 'RUNNING' not in nbtest_sent() and time.monotonic() < deadline:\n"
         "    time.sleep(0.05)",
     )
     assert run.success

@@ -130,7 +130,7 @@ def pong_server(host: str = HOST) -> Iterator[int]:
 
 def exchange(port: int) -> bytes:
     """Connect to ``port``, send ``ping`` and return what comes back (b"" when refused)."""
-    with socket.create_connection((HOST, port), timeout=10) as sock:
+    with socket.create_connection((HOST, port), timeout=30) as sock:
         sock.sendall(b"ping")
         try:
             return sock.recv(1024)

@@ -334,10 +334,12 @@ def test_quick_processes_keep_their_exit_codes_and_the_root_is_the_container_dis
             http.delete(f"/v2/pods/{made['id']}")
 
 
+# One thread per connection: a probe that ssh -L forwards and holds open never delays the next.
 PONG = (
-    "exec python3 -c \"import socket;s=socket.create_server(('127.0.0.1',7000));"
+    "exec python3 -c \"import socket,threading;s=socket.create_server(('127.0.0.1',7000));"
     "print('pong ready',flush=True)\n"
-    "while True:\n c,_=s.accept();c.sendall(b'pong:'+c.recv(64));c.close()\""
+    "def serve(c):\n c.sendall(b'pong:'+c.recv(64));c.close()\n"
+    'while True:\n c,_=s.accept();threading.Thread(target=serve,args=(c,),daemon=True).start()"'
 )
 
 
