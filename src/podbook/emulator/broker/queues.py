@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,12 +78,16 @@ class EndpointQueue:
     account_id: str
     endpoint_id: str
     record: dict[str, Any]
-    queued: dict[str, Job] = field(default_factory=dict)
-    queued_low: dict[str, Job] = field(default_factory=dict)
+    queued: OrderedDict[str, Job] = field(default_factory=OrderedDict)
+    """Jobs waiting, oldest first. An ``OrderedDict``: its oldest is found and popped in
+    O(1), where a dict's first entry after k pops from its front costs O(k) to find."""
+    queued_low: OrderedDict[str, Job] = field(default_factory=OrderedDict)
     takers: deque[asyncio.Future[None]] = field(default_factory=deque)
     workers: dict[str, WorkerState] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    retries: int = 0
+    """The retries of the jobs held (``/health``'s ``retried``), kept as they happen."""
     parked: set[str] = field(default_factory=set)
     """Workers frozen by FlashBoot or being stopped (``autoscaler.py``): they get no job and
     are not counted."""
@@ -102,6 +106,11 @@ class EndpointQueue:
         if new is not None:
             self.counts[new] = self.counts.get(new, 0) + 1
 
+    def count_retry(self, job: Job) -> None:
+        """``job`` runs again: one more retry of it and of this endpoint."""
+        job.retried += 1
+        self.retries += 1
+
     def health(self) -> dict[str, Any]:
         """The ``/health`` body."""
         running = sum(1 for w in self.workers.values() if w.running)
@@ -111,7 +120,7 @@ class EndpointQueue:
                 "failed": self.counts.get(FAILED, 0),
                 "inProgress": self.counts.get(IN_PROGRESS, 0),
                 "inQueue": self.counts.get(IN_QUEUE, 0),
-                "retried": sum(job.retried for job in self.jobs.values() if job.retried),
+                "retried": self.retries,
             },
             "workers": {"idle": len(self.workers) - running, "running": running},
         }
@@ -137,13 +146,26 @@ class EndpointQueue:
                     taker.set_result(None)
                     break
 
+    def push_first(self, job: Job) -> None:
+        """Put a job back at the front of its queue (it goes before every other) and wake
+        one waiting taker."""
+        pending = self.queued_low if job.low_priority else self.queued
+        pending[job.id] = job
+        pending.move_to_end(job.id, last=False)
+        self.pass_wakeup()
+
     def pop(self) -> Job | None:
         """The oldest waiting job (low-priority ones only when no other waits)."""
         for pending in (self.queued, self.queued_low):
             if pending:
-                job_id = next(iter(pending))
-                return pending.pop(job_id)
+                return pending.popitem(last=False)[1]
         return None
+
+    def oldest_queued_at(self) -> int | None:
+        """When (ms) the first job in line (not low priority) was queued; None when none
+        waits."""
+        first = next(iter(self.queued.values()), None)
+        return None if first is None else first.queued_at
 
     def remove(self, job: Job) -> bool:
         """Take ``job`` out of the waiting line; whether it was there."""
