@@ -130,20 +130,31 @@ def test_extend_from_the_client_moves_the_deadline(guard_client: Client, guard_k
     record = wait_for(
         lambda: (p := guard_client.pods.get(pod.id)).ssh.direct is not None and p, timeout=15
     )
-    seconds = extend(record, "20s", client=guard_client, key=guard_key)
-    assert seconds == 20
-    extended = wait_for(
-        lambda: next(
-            (r for r in guard_lines(guard_client, pod.id) if r.text.startswith("extended")), None
-        ),
-        timeout=20,
-        interval=0.3,
-        what="the guard's 'extended' report",
-    )
-    # the SSH session that wrote the command is activity too: the deadline is at least
-    # 20 s past the one the guard had
-    assert extended.hold >= first.deadline + 20
-    assert extended.deadline == extended.hold
+    # The SSH session that sends the command makes the pod busy, sometimes before the guard
+    # reads it: one held open makes that certain. The extension still counts from the
+    # deadline the user saw, not from the moment the guard read it.
+    session = openssh_session(record, guard_key)
+    try:
+        wait_guard(guard_client, pod.id, "busy", timeout=20)
+        seconds = extend(record, "60s", client=guard_client, key=guard_key)
+        assert seconds == 60
+        extended = wait_for(
+            lambda: next(
+                (r for r in guard_lines(guard_client, pod.id) if r.text.startswith("extended")),
+                None,
+            ),
+            timeout=20,
+            interval=0.3,
+            what="the guard's 'extended' report",
+        )
+        after = len(guard_lines(guard_client, pod.id))  # reports while the session is open
+    finally:
+        session.stdin.close()
+        session.wait(timeout=10)
+    assert extended.hold == first.deadline + 60
+    # Idle again once the session ends: the countdown is to the extended deadline.
+    idle = wait_guard(guard_client, pod.id, "idle", after=after, timeout=20)
+    assert idle.deadline == extended.hold
     assert status_of(guard_client, pod.id) == "RUNNING"
     t_passed = first.deadline + 2 - time.time()
     if t_passed > 0:
@@ -174,14 +185,16 @@ def test_an_emulator_restarted_mid_countdown_keeps_the_deadline(
     emu.start()
     try:
         with typed_client(emu) as client:
-            pod = guarded_pod(client, idle_stop="15s")
+            # 25 s: the emulator's restart and the pod's must fit before the deadline on a
+            # loaded machine, or the guard would resume past it and fire at once.
+            pod = guarded_pod(client, idle_stop="25s")
             running_since(client, pod)
-            idle = wait_guard(client, pod.id, "idle")
+            idle = wait_guard(client, pod.id, "idle", timeout=40)
             emu.restart()
-            resumed = wait_guard(client, pod.id, "armed", after=2, timeout=30)
+            resumed = wait_guard(client, pod.id, "armed", after=2, timeout=40)
             assert resumed.text.startswith("resumed after a container restart")
             assert resumed.started == idle.started
-            wait_status(client, pod.id, "EXITED", timeout=40)
+            wait_status(client, pod.id, "EXITED", timeout=60)
             fired = guard_lines(client, pod.id)[-1]
             assert fired.state == "fired"
             assert fired.deadline == idle.deadline  # not 15 s after the restart

@@ -184,7 +184,7 @@ else
     say "armed: $what, then $action [state=armed $settings]"
 fi
 
-reported="" idle_ticks=2 failed=""
+reported="" idle_ticks=2 failed="" shown=0
 deadline_now() {
     deadline=0 why=""
     if [ "$idle" -gt 0 ] && [ -z "$busy" ]; then deadline=$((since + idle)) why=idle; fi
@@ -199,7 +199,10 @@ take_control() {
     while read -r verb amount; do
         case $verb in
             extend)
+                # From the deadline the user last saw: the SSH session that wrote this command
+                # makes the pod busy (no idle deadline) before this tick reads it.
                 base=$deadline
+                [ "$base" -lt "$shown" ] && base=$shown
                 [ "$base" -lt "$now" ] && base=$now
                 case $amount in '' | *[!0-9]*) amount=0 ;; esac
                 hold=$((base + amount)) off=0 ;;
@@ -232,6 +235,7 @@ while :; do
     fi
     if [ -n "$busy" ]; then since=$now idle_ticks=0; else idle_ticks=$((idle_ticks + 1)); fi
     deadline_now
+    [ "$deadline" -gt 0 ] && shown=$deadline
     extended=""
     if take_control; then deadline_now; extended=1; fi
     if [ "$off" -eq 1 ]; then

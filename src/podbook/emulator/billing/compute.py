@@ -107,9 +107,9 @@ def _serverless_usages(store: Store, service: Any, account_id: str, now: float) 
         queue = broker.queues.get((account_id, endpoint_id)) if broker else None
         return worker_rate(queue.record if queue else {})
 
-    for run in archive_of(store).executions(account_id):
-        component, per_hour = rate(run["endpointId"])
-        yield Usage("serverless", run["endpointId"], component, run["start"], run["end"], per_hour)
+    for endpoint_id, start, end in archive_of(store).executions(account_id):
+        component, per_hour = rate(endpoint_id)
+        yield Usage("serverless", endpoint_id, component, start, end, per_hour)
     if broker is None:
         return
     for job in list(broker.jobs.values()):
