@@ -188,6 +188,7 @@ bench: setup-python setup-ssh
 	$(BIN)/python bench/podruntime.py
 	$(BIN)/python bench/remote.py
 	$(BIN)/python bench/serverless.py
+	$(BIN)/python bench/scale.py
 
 # ---------------------------------------------------------------- conformance
 

@@ -79,9 +79,16 @@ def health_ms(http: httpx.Client, endpoint_id: str, calls: int = 200) -> float:
     return percentile_ms(seconds, 0.5)
 
 
-def completed(http: httpx.Client, endpoint_id: str) -> int:
-    """Jobs the endpoint completed so far."""
-    return int(http.get(f"/v2/{endpoint_id}/health").json()["jobs"]["completed"])
+def jobs_of(http: httpx.Client, endpoint_id: str) -> dict[str, int]:
+    """The endpoint's job counts (``/health``)."""
+    return dict(http.get(f"/v2/{endpoint_id}/health").json()["jobs"])
+
+
+def drained(http: httpx.Client, endpoint_id: str, backlog: int) -> int:
+    """Jobs of the backlog done so far: neither waiting nor running (a result whose short
+    retention ran out leaves the ``completed`` count, not the drain)."""
+    counts = jobs_of(http, endpoint_id)
+    return backlog - counts["inQueue"] - counts["inProgress"]
 
 
 def when_reached(reads: list[tuple[float, int]], target: int) -> float:
@@ -95,7 +102,9 @@ def when_reached(reads: list[tuple[float, int]], target: int) -> float:
 def tenth_rates(reads: list[tuple[float, int]], jobs: int) -> list[float]:
     """The drain rate (jobs/s) of each tenth of the backlog."""
     marks = [when_reached(reads, jobs * k // 10) for k in range(11)]
-    return [(jobs / 10) / (end - start) for start, end in zip(marks, marks[1:], strict=False)]
+    return [
+        (jobs / 10) / max(end - start, 1e-9) for start, end in zip(marks, marks[1:], strict=False)
+    ]
 
 
 def main() -> int:
@@ -129,19 +138,26 @@ def main() -> int:
             )
             reads: list[tuple[float, int]] = [(time.monotonic(), 0)]
             with podbook_worker(emu, endpoint_id, handler, 1):
+                said = time.monotonic()
                 while reads[-1][1] < args.jobs:
                     time.sleep(0.2)
-                    reads.append((time.monotonic(), completed(http, endpoint_id)))
+                    reads.append((time.monotonic(), drained(http, endpoint_id, args.jobs)))
+                    if reads[-1][0] - said >= 10:  # progress on a long drain
+                        print(f"  drained {reads[-1][1]:,} of {args.jobs:,}", flush=True)
+                        said = reads[-1][0]
             after_rss = emu.resident_mb()
             # Once every result's retention ran out, what is left in memory.
-            while completed(http, endpoint_id) > 0:
+            while (left := jobs_of(http, endpoint_id)["completed"]) > 0:
+                if time.monotonic() - said >= 10:
+                    print(f"  {left:,} results still kept", flush=True)
+                    said = time.monotonic()
                 time.sleep(0.5)
             forgotten_rss = emu.resident_mb()
-    first_done = next(t for t, c in reads if c > 0)
-    rates = tenth_rates(
-        [(first_done, 0), *[(t, c) for t, c in reads if t >= first_done]], args.jobs
-    )
-    drain_seconds = reads[-1][0] - first_done
+    # From the last read before the first job was done (the worker's start-up is not the drain).
+    begin = max(i for i, (_, count) in enumerate(reads) if count == 0)
+    reads = reads[begin:]
+    rates = tenth_rates(reads, args.jobs)
+    drain_seconds = reads[-1][0] - reads[0][0]
     print(
         f"drain: {drain_seconds:.1f} s, {args.jobs / drain_seconds:,.0f} jobs/s overall;"
         f" emulator {after_rss:.0f} MB after it"
