@@ -142,3 +142,59 @@ def test_the_cli_and_the_notebook_are_on_no_cycle() -> None:
     on_cycles = {module for cycle in cycles(import_graph()) for module in cycle}
     assert "podbook.cli" not in on_cycles
     assert not {module for module in on_cycles if module.startswith("podbook.notebook")}
+
+
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+
+
+def stated_layers() -> dict[str, list[str]]:
+    """The layer rules ``docs/architecture.md`` states (its ``layers`` block): a package (or
+    module) → the packages and modules it may import (``*``: anything)."""
+    text = ARCHITECTURE.read_text()
+    block = text.split("```layers\n", 1)[1].split("```", 1)[0]
+    rules = {}
+    for line in block.strip().splitlines():
+        source, _, targets = line.partition("->")
+        rules[f"podbook.{source.strip()}"] = [f"podbook.{t}" for t in targets.split()]
+    return rules
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def layer_breaks(graph: dict[str, set[str]], rules: dict[str, list[str]]) -> list[str]:
+    """Every import the rules do not allow: ``a -> b``."""
+    broken = []
+    for module, targets in sorted(graph.items()):
+        owners = [source for source in rules if _within(module, source)]
+        if not owners:
+            continue
+        owner = max(owners, key=len)  # the most specific rule
+        allowed = rules[owner]
+        if "podbook.*" in allowed:
+            continue
+        package = ".".join(owner.split(".")[:2])
+        for target in sorted(targets):
+            if _within(target, package) or any(_within(target, a) for a in allowed):
+                continue
+            broken.append(f"{module} -> {target}")
+    return broken
+
+
+def test_the_layer_check_finds_a_broken_rule() -> None:
+    rules = {"podbook.client": ["podbook.api"], "podbook.api": ["podbook.api"]}
+    graph = {
+        "podbook.client.core": {"podbook.api.base", "podbook.client.config"},
+        "podbook.api.base": {"podbook.client.core"},
+    }
+    assert layer_breaks(graph, rules) == ["podbook.api.base -> podbook.client.core"]
+
+
+def test_imports_keep_the_layers_architecture_md_states() -> None:
+    rules = stated_layers()
+    top = {name.split(".")[1] for name in module_names() if name.count(".") >= 1}
+    ruled = {source.split(".")[1] for source in rules}
+    assert top - {"__main__"} <= ruled, f"packages with no layer rule: {top - ruled}"
+    broken = layer_breaks(import_graph(), rules)
+    assert not broken, "imports the layers do not allow: " + "; ".join(broken)
