@@ -81,6 +81,10 @@ few seconds after the pod is RUNNING)."""
 DEFAULT_RECONNECT_TIMEOUT = 30.0
 """Seconds a broken WebSocket is retried before :class:`KernelConnectionLost`."""
 
+OPEN_TIMEOUT = 20.0
+"""Seconds one opening of the kernel's WebSocket may take (the server answers once the kernel
+does; it is tried twice)."""
+
 
 def _field(obj: Any, name: str) -> Any:
     if isinstance(obj, Mapping):
@@ -518,12 +522,21 @@ class RemoteKernel:
                     additional_headers=self._server.ws_headers(),
                     max_size=None,
                     compression=None,
-                    open_timeout=10,
+                    open_timeout=OPEN_TIMEOUT,
                     ping_interval=15,
                     ping_timeout=15,
                     close_timeout=2,
                     proxy=True if self._server.trust_env else None,
                 )
+            except TimeoutError:
+                # The server answers the upgrade once the kernel answers it: a kernel still
+                # starting on a busy pod can take long. Once more, then one clear line.
+                if attempt == 1:
+                    continue
+                raise RemoteKernelError(
+                    f"the Jupyter server of {self.where} did not answer the kernel's WebSocket "
+                    f"within {OPEN_TIMEOUT:.0f} s, twice; try again, or look at the pod's log"
+                ) from None
             except InvalidStatus as exc:
                 status = exc.response.status_code
                 if status == 404:
