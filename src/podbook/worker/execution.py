@@ -215,6 +215,8 @@ class JobRun:
         self._on_handler_done = on_handler_done
         self.reporting = False
         """Whether the handler is done and its result is being posted."""
+        self.slot_freed = False
+        """Whether the job gave its slot back (its handler is done, its result travels)."""
 
     def interrupt(self) -> bool:
         """Stop the handler's code running in a pool thread (a sync function, or a sync
@@ -241,6 +243,7 @@ class JobRun:
         if refresh:
             payload["stopPod"] = True
         else:
+            self.slot_freed = True
             self._on_handler_done()
         await self._post(payload, is_stream)
         return Outcome(payload, is_stream, refresh, self._chunks, time.perf_counter() - started)

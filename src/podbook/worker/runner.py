@@ -88,9 +88,6 @@ class Runner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._runs: dict[str, JobRun] = {}
-        self._posting: set[str] = set()
-        """Jobs whose handler is done and whose result is being posted: their slot is free
-        (the next take goes out while the result travels)."""
         self._stopped_by_broker: set[str] = set()
         self._abandoned: set[str] = set()
         self._early_stops: dict[str, float] = {}  # stop signals that beat their job's take
@@ -323,7 +320,7 @@ class Runner:
     def _start(
         self, job: dict[str, Any], channel: WorkerChannel, executor: ThreadPoolExecutor
     ) -> None:
-        assert self._job_started is not None
+        assert self._job_started is not None and self._slot_free is not None
         job_id = job["id"]
         if job_id in self._jobs:
             return
@@ -332,9 +329,8 @@ class Runner:
             logger.info("job %s stopped by the broker before it started", job_id)
             return
         handler, kind = self._handler  # one read: a swap from another thread is atomic
-        run = JobRun(
-            job, handler, kind, self.config, channel, executor, lambda: self._posting_now(job_id)
-        )
+        # The next take goes out as soon as the handler is done, while its result travels.
+        run = JobRun(job, handler, kind, self.config, channel, executor, self._slot_free.set)
         task = asyncio.create_task(self._run_job(run), name=f"podbook-job-{job_id}")
         task.add_done_callback(lambda done: self._job_task_done(job_id, done))
         self._jobs[job_id] = task
@@ -344,14 +340,7 @@ class Runner:
 
     def _executing(self) -> int:
         """How many jobs hold a slot: taken, their handler not done yet."""
-        return len(self._jobs) - len(self._posting)
-
-    def _posting_now(self, job_id: str) -> None:
-        """A job's handler is done: its slot is free while its result is posted."""
-        assert self._slot_free is not None
-        if job_id in self._jobs:
-            self._posting.add(job_id)
-            self._slot_free.set()
+        return sum(1 for run in self._runs.values() if not run.slot_freed)
 
     def _job_task_done(self, job_id: str, task: asyncio.Task[None]) -> None:
         """A job's task ended. One cancelled before its first step (a stop that came right
@@ -362,7 +351,6 @@ class Runner:
             return  # _run_job ran and cleaned up
         del self._jobs[job_id]
         self._runs.pop(job_id, None)
-        self._posting.discard(job_id)
         if job_id in self._stopped_by_broker:
             self._stopped_by_broker.discard(job_id)
             self.counts["stopped"] += 1
@@ -403,7 +391,6 @@ class Runner:
         finally:
             self._jobs.pop(job_id, None)
             self._runs.pop(job_id, None)
-            self._posting.discard(job_id)
             self._stopped_by_broker.discard(job_id)
             self._abandoned.discard(job_id)
             self._slot_free.set()
