@@ -64,8 +64,9 @@ def test_stream_yields_typed_deltas_then_the_result(client: Client) -> None:
 def test_the_first_token_waits_for_the_handler_pace(client: Client) -> None:
     result = client.endpoint("chat-demo").chat("hi", max_tokens=4, delay_ms=150).read()
     assert result.time_to_first_token_s >= 0.15
-    # three gaps of 150 ms after the first piece: about 6.7 tokens/s
-    assert 3 < result.tokens_per_s < 8
+    # four pieces 150 ms apart: the whole answer takes at least 0.6 s, whatever the load (a
+    # loaded machine may hand the pieces over in bunches, so the measured rate can be any)
+    assert result.duration_s >= 0.6 and result.tokens_per_s > 0
 
 
 def test_not_streamed_returns_the_result(client: Client) -> None:
