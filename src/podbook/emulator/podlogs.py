@@ -30,7 +30,7 @@ from typing import Any
 
 from podbook.api.logs import format_event_id
 from podbook.emulator.lifecycle import iso, running_since
-from podbook.emulator.runtime import utilization
+from podbook.emulator.podmetrics import utilization
 from podbook.emulator.settings import EmulatorSettings
 from podbook.emulator.store import Store
 

@@ -39,8 +39,8 @@ from podbook.emulator.lifecycle import (
     status_of,
 )
 from podbook.emulator.placement import Placement
+from podbook.emulator.podmetrics import new_port_map, runtime_block
 from podbook.emulator.problems import Problem
-from podbook.emulator.runtime import new_port_map, runtime_block
 from podbook.emulator.settings import EmulatorSettings
 
 LOOPBACK = "127.0.0.1"

@@ -38,7 +38,7 @@ from podbook.emulator.broker.core import Broker, now_ms
 from podbook.emulator.broker.endpoints import start_command
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.scaling import Load, Settings, WorkerView, plan
-from podbook.emulator.broker.supervisor import detach_child, worker_environment
+from podbook.emulator.broker.supervisor import worker_environment
 from podbook.emulator.broker.workerplace import (
     WorkerPlace,
     boxed_cwd,
@@ -46,6 +46,7 @@ from podbook.emulator.broker.workerplace import (
     process_env,
 )
 from podbook.emulator.podruntime.box import AsyncBoxProcess, BoxError
+from podbook.emulator.podruntime.children import detach_child
 from podbook.worker.config import new_worker_id
 from podbook.worker.env import worker_env
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
+
+from podbook.emulator.podruntime.children import detach_child
 
 log = logging.getLogger("podbook.emulator.broker")
 
@@ -32,29 +32,6 @@ def worker_environment(worker_key: str) -> dict[str, str]:
     env["RUNPOD_AI_API_KEY"] = worker_key
     env["PYTHONUNBUFFERED"] = "1"
     return env
-
-
-_PR_SET_PDEATHSIG = 1
-_prctl = None
-if sys.platform == "linux":  # looked up here: the forked child must not load anything
-    with contextlib.suppress(OSError, AttributeError):
-        _prctl = ctypes.CDLL(None).prctl
-
-
-def _child_setup() -> None:  # pragma: no cover (runs in the forked child)
-    """In the child before exec: SIGTERM when the emulator dies, umask 022, and no descriptor
-    of the emulator survives the exec. uvloop (libuv) hands every inheritable descriptor to a
-    child whatever ``close_fds`` says, the server's listening socket among them: a worker
-    holding it would keep the port taken after the emulator died, and a restart on that
-    port would fail with "Address already in use"."""
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
-    os.umask(0o022)  # the emulator keeps 077 for its own files; its children get the usual
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc/self/fd"):
-            if name.isdigit() and int(name) > 2:
-                with contextlib.suppress(OSError):
-                    os.set_inheritable(int(name), False)
 
 
 class SupervisedWorker:
@@ -79,7 +56,7 @@ class SupervisedWorker:
                     env=worker_environment(self._mint_key()),
                     stdin=asyncio.subprocess.DEVNULL,
                     start_new_session=True,
-                    preexec_fn=_child_setup if sys.platform == "linux" else None,
+                    preexec_fn=detach_child if sys.platform == "linux" else None,
                 )
             except OSError as exc:
                 log.error("cannot start worker for %s: %s", self.label, exc)
@@ -154,8 +131,3 @@ class Supervisor:
         """Stop every worker (emulator shutdown)."""
         workers, self.workers = list(self.workers.values()), {}
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
-
-
-detach_child = _child_setup
-"""``preexec_fn`` for any child of the emulator: SIGTERM when the emulator dies (Linux) and no
-inherited descriptor (the local pod runtime's main processes use it too)."""

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import psutil
 
-from podbook.emulator.broker.supervisor import detach_child
+from podbook.emulator.podruntime.children import detach_child
 from podbook.emulator.podruntime.landlock import restrictor, ruleset_hiding
 
 log = logging.getLogger("podbook.emulator.podruntime")

@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-from podbook.emulator.runtime import port_rows
+from podbook.emulator.podmetrics import port_rows
 
 Record = dict[str, Any]
 

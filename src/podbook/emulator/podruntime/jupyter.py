@@ -39,8 +39,8 @@ from typing import Any
 import httpx
 import psutil
 
-from podbook.emulator.broker.supervisor import detach_child
 from podbook.emulator.podruntime.box import AsyncBoxProcess
+from podbook.emulator.podruntime.children import detach_child
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 LogFn = Callable[[str], None]

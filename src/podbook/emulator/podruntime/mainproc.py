@@ -3,7 +3,7 @@
 Its stdout and stderr (merged) go to a callback line by line, in order. :meth:`stop` sends
 SIGTERM to the whole group, then SIGKILL after the grace period. The group leader gets
 SIGTERM when the emulator dies (``PR_SET_PDEATHSIG``); whatever else of the group survives a
-``kill -9`` of the emulator is killed at its next start from the ledger (:mod:`.ledger`).
+``kill -9`` of the emulator is killed at its next start from the ledger (:mod:`.processledger`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import signal
 import sys
 from collections.abc import Callable
 
-from podbook.emulator.broker.supervisor import detach_child
 from podbook.emulator.podruntime.box import AsyncBoxProcess, Box
+from podbook.emulator.podruntime.children import detach_child
 from podbook.emulator.podruntime.sandbox import Sandbox
 
 GRACE_SECONDS = 3.0

@@ -23,7 +23,7 @@ the pod's container log (source ``container``) as they come. At most
 log says why (creation already refuses it with the capacity error, see ``capacity.py``).
 Every process a pod starts is tracked by its pod group (:mod:`.confine`: a cgroup, or the
 process tree recorded as it forms) and ends with the pod. When the emulator starts, leftovers
-of an earlier run are killed (the pod groups and :mod:`.ledger`), then the RUNNING pods start
+of an earlier run are killed (the pod groups and :mod:`.processledger`), then the RUNNING pods start
 again like after a host reboot (fresh container disk, same mounts). Blocking work (building and
 removing trees, killing process groups) runs off the event loop.
 """
@@ -44,8 +44,8 @@ from podbook.emulator.podlogs import log_book
 from podbook.emulator.podruntime.boxed import OpenBox, boxed_env, open_box
 from podbook.emulator.podruntime.confine import Confinement, PodGroup, process_children
 from podbook.emulator.podruntime.figures import ProcessTree, runtime_block
-from podbook.emulator.podruntime.ledger import Ledger
 from podbook.emulator.podruntime.mainproc import MainProcess
+from podbook.emulator.podruntime.processledger import ProcessLedger
 from podbook.emulator.podruntime.services import (
     kill_service_orphans,
     start_services,
@@ -92,7 +92,7 @@ class LocalRuntime:
         self.emulator = emulator
         self.settings = emulator.settings
         self.home: Path = Path(self.settings.home or self.settings.db_path.parent)
-        self.ledger = Ledger(runtime_root(self.home) / "ledger.json")
+        self.ledger = ProcessLedger(runtime_root(self.home) / "ledger.json")
         self.pods: dict[str, LivePod] = {}
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()

@@ -22,7 +22,7 @@ import psutil
 Entry = dict[str, float]  # pid (as text, JSON keys) → create time
 
 
-class Ledger:
+class ProcessLedger:
     """The on-disk record of the pods' processes."""
 
     def __init__(self, path: Path) -> None:
