@@ -235,6 +235,7 @@ def magic_subcommands() -> dict[str, list[str]]:
     """Every magic of the extension with its subcommands (empty: the magic has none)."""
     from podbook.notebook import commands, endpoints
     from podbook.notebook.account.commands import SUBCOMMANDS
+    from podbook.notebook.catalog.commands import build_subcommands as build_catalog_subcommands
     from podbook.notebook.jobs.commands import (
         build_endpoint_subcommands,
         build_job_subcommands,
@@ -244,7 +245,7 @@ def magic_subcommands() -> dict[str, list[str]]:
     subcommands: dict[str, list[str]] = {
         "pod": list(commands.build_pod_subcommands()),
         "cluster": list(commands.build_cluster_subcommands()),
-        "catalog": list(commands.build_catalog_subcommands()),
+        "catalog": list(build_catalog_subcommands()),
         "endpoint": [*endpoints.build_subcommands(), *build_endpoint_subcommands()],
         "job": list(build_job_subcommands()),
         **{magic: list(build()) for magic, build in SUBCOMMANDS.items()},

@@ -112,10 +112,10 @@ KNOWN_CYCLES: list[list[str]] = []
 def test_the_graph_sees_the_imports_the_issue_names() -> None:
     graph = import_graph()
     assert "podbook.worker.cli" in graph["podbook.cli"]
-    assert "podbook.notebook.gpufinder" in graph["podbook.notebook.commands"]
-    assert "podbook.notebook.parsing" in graph["podbook.notebook.gpufinder"]
-    assert "podbook.notebook.gpufinder" in graph["podbook.notebook.handlers"]  # lazy
-    assert "podbook.notebook.catalog" in graph["podbook.notebook.gpufinder"]  # lazy
+    assert "podbook.notebook.catalog.commands" in graph["podbook.notebook.catalog.finder"]
+    assert "podbook.notebook.parsing" in graph["podbook.notebook.catalog.commands"]
+    assert "podbook.notebook.catalog.panel" in graph["podbook.notebook.catalog.handlers"]  # lazy
+    assert "podbook.notebook.catalog.finder" in graph["podbook.notebook.catalog.views"]  # lazy
     assert "podbook" not in graph["podbook.client.core"]  # a parent package: no edge
     assert "podbook.notebook.handlers" not in import_graph(lazy=False)["podbook.notebook.magics"]
 

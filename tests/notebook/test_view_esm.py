@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from podbook.notebook.billing.panel import BillingPanel
+from podbook.notebook.catalog.panel import CatalogPanel
 from podbook.notebook.chat.panel import ChatPanel
 from podbook.notebook.jobs.health import HealthPanel
 from podbook.notebook.jobs.panel import JobPanel
 from podbook.notebook.panels.assets import VIEWS_DIR, view_asset
-from podbook.notebook.panels.catalog import CatalogPanel
 from podbook.notebook.panels.cluster import ClusterPanel
 from podbook.notebook.panels.esm import COMMON, build_esm, live_view_esm
 from podbook.notebook.panels.pod import PodPanel

@@ -1,8 +1,8 @@
-"""The ``%pod``, ``%cluster`` and ``%catalog`` subcommands: their parsers and commands.
+"""The ``%pod`` and ``%cluster`` subcommands: their parsers and commands.
 
 Each subcommand parses into a small frozen dataclass that its handler in
-:mod:`podbook.notebook.handlers` receives. ``%pod logs`` and ``%catalog gpus`` are defined
-with their features (:mod:`podbook.notebook.podlogs`, :mod:`podbook.notebook.gpufinder`).
+:mod:`podbook.notebook.handlers` receives. ``%pod logs`` is defined with its feature
+(:mod:`podbook.notebook.podlogs`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from podbook.guard.settings import IDLE_ACTIONS
-from podbook.notebook.gpufinder import gpu_subcommand
 from podbook.notebook.kernel_exit.policy import ON_EXIT_CHOICES
 from podbook.notebook.parsing import (
     Subcommand,
@@ -40,7 +39,6 @@ from podbook.notebook.values import (
 )
 
 POD_ACTIONS = ("start", "stop", "restart", "terminate")
-CATALOG_KINDS = ("gpus", "cpus", "datacenters")
 
 
 @dataclass(frozen=True)
@@ -80,14 +78,6 @@ class ClusterCommand:
 
     verb: str
     cluster_id: str
-    output: str | None = None
-
-
-@dataclass(frozen=True)
-class CatalogCommand:
-    """``%catalog gpus|cpus|datacenters``."""
-
-    kind: str
     output: str | None = None
 
 
@@ -296,18 +286,3 @@ def build_cluster_subcommands() -> dict[str, Subcommand]:
             "show a cluster",
         )
     }
-
-
-def build_catalog_subcommands() -> dict[str, Subcommand]:
-    """The ``%catalog`` subcommands, by name."""
-    commands = {}
-    for kind in CATALOG_KINDS:
-        if kind == "gpus":
-            commands[kind] = gpu_subcommand()
-            continue
-        parser = magic_parser(f"%catalog {kind}", f"Show the catalog of {kind}.")
-        add_output_argument(parser)
-        commands[kind] = Subcommand(
-            parser, lambda ns, kind=kind: CatalogCommand(kind=kind, output=ns.output), kind
-        )
-    return commands

@@ -20,7 +20,7 @@ from IPython.core.error import UsageError
 from podbook.api.secrets import mask_env
 from podbook.notebook import parsing
 from podbook.notebook.display import StaticView
-from podbook.notebook.values import COMMA_LIST, ENV, POSITIVE_INT, _value_type
+from podbook.notebook.values import COMMA_LIST, ENV, POSITIVE_INT, value_type
 
 CRUD_VERBS = ("create", "list", "show", "update", "delete", "logs")
 
@@ -32,7 +32,7 @@ def _non_negative(text: str) -> int:
     return value
 
 
-COUNT = _value_type(_non_negative, "a whole number >= 0")
+COUNT = value_type(_non_negative, "a whole number >= 0")
 _FLASHBOOT_MODES = {"off": "OFF", "on": "FLASHBOOT", "priority": "PRIORITY_FLASHBOOT"}
 
 
@@ -43,7 +43,7 @@ def _flashboot(text: str) -> str:
     return mode
 
 
-FLASHBOOT = _value_type(_flashboot, "off, on or priority")
+FLASHBOOT = value_type(_flashboot, "off, on or priority")
 
 
 @dataclass(frozen=True)
@@ -438,7 +438,7 @@ def endpoint(magics: Any, line: str) -> Any:
         name, command = parsing.parse_line("endpoint", line, _all_subcommands())
     except parsing.HelpShown:
         return None
-    with user_facing_errors(f"endpoint {name}"), magics._forget_a_stopped_emulator():
+    with user_facing_errors(f"endpoint {name}"), magics.forget_a_stopped_emulator():
         result = HANDLERS[name](magics.session, command)
     if command.output:
         magics.shell.user_ns[command.output] = result

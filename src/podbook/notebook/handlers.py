@@ -10,14 +10,13 @@ from typing import Any
 
 from podbook.guard.settings import image_warning
 from podbook.notebook.commands import (
-    CatalogCommand,
     ClusterCommand,
     CreatePodCommand,
     ListPodsCommand,
     PodCommand,
 )
 from podbook.notebook.remote.handlers import REMOTE_HANDLERS, ssh_key_for_create
-from podbook.notebook.session import CatalogRows, NotebookSession, PodList, SshCommands
+from podbook.notebook.session import NotebookSession, PodList, SshCommands
 
 Handler = Callable[[NotebookSession, Any], Any]
 
@@ -109,41 +108,6 @@ def show_cluster(session: NotebookSession, command: ClusterCommand) -> Any:
     return session.show(cluster, session.cluster_panel, session.cluster_static)
 
 
-def show_catalog(session: NotebookSession, command: CatalogCommand) -> CatalogRows:
-    """``%catalog gpus|cpus|datacenters``."""
-    from podbook.notebook.catalog import FETCH_ARGS
-    from podbook.notebook.panels.data import records
-
-    fetch = getattr(session.client.catalog, command.kind)
-    rows = CatalogRows(records(fetch(**FETCH_ARGS.get(command.kind, {})), command.kind))
-    rows.kind = command.kind
-    return session.show(rows, session.catalog_view)
-
-
-def find_gpus(session: NotebookSession, command: Any) -> Any:
-    """``%catalog gpus [filters]``: the filtered GPU types (:mod:`podbook.notebook.gpufinder`),
-    shown as the finder panel."""
-    from podbook.notebook.gpufinder import GpuRows, fetch, finder_view, keep
-    from podbook.notebook.panels.data import to_wire
-
-    filters = command.filters
-    rows = GpuRows(g for g in fetch(session.client, filters) if keep(to_wire(g), filters))
-    rows.filters = filters
-
-    def live(found: GpuRows) -> Any:
-        from podbook.notebook.panels.catalog import CatalogPanel
-
-        return CatalogPanel(
-            found,
-            found.filters,
-            client=session.get_client,
-            shell=session.shell,
-            on_created=session.created,
-        )
-
-    return session.show(rows, live, finder_view)
-
-
 def _pod_logs(session: NotebookSession, command: Any) -> Any:
     """``%pod logs ID [--follow] [--tail N] [--source ...]`` (:mod:`podbook.notebook.podlogs`)."""
     from podbook.notebook.podlogs import show_logs
@@ -164,8 +128,3 @@ POD_HANDLERS: dict[str, Handler] = {
     **REMOTE_HANDLERS,
 }
 CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}
-CATALOG_HANDLERS: dict[str, Handler] = {
-    "gpus": find_gpus,
-    "cpus": show_catalog,
-    "datacenters": show_catalog,
-}

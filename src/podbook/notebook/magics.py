@@ -65,7 +65,6 @@ class PodMagics(Magics, Configurable):
             build = {
                 "pod": commands.build_pod_subcommands,
                 "cluster": commands.build_cluster_subcommands,
-                "catalog": commands.build_catalog_subcommands,
             }
             self._parsers[magic] = build[magic]()
         return self._parsers[magic]
@@ -99,15 +98,15 @@ class PodMagics(Magics, Configurable):
             self._session = None
 
     def _run(self, magic: str, line: str, cell: str | None = None) -> Any:
-        from podbook.notebook.handlers import CATALOG_HANDLERS, CLUSTER_HANDLERS, POD_HANDLERS
+        from podbook.notebook.handlers import CLUSTER_HANDLERS, POD_HANDLERS
 
-        handlers = {"pod": POD_HANDLERS, "cluster": CLUSTER_HANDLERS, "catalog": CATALOG_HANDLERS}
+        handlers = {"pod": POD_HANDLERS, "cluster": CLUSTER_HANDLERS}
         try:
             name, command = parsing.parse_line(magic, line, self._subcommands(magic))
         except parsing.HelpShown:
             return None
         parsing.take_cell(magic, name, command, cell)
-        with user_facing_errors(f"{magic} {name}"), self._forget_a_stopped_emulator():
+        with user_facing_errors(f"{magic} {name}"), self.forget_a_stopped_emulator():
             result = handlers[magic][name](self.session, command)
         output = getattr(command, "output", None)
         if output:
@@ -115,7 +114,7 @@ class PodMagics(Magics, Configurable):
         return result
 
     @contextmanager
-    def _forget_a_stopped_emulator(self) -> Iterator[None]:
+    def forget_a_stopped_emulator(self) -> Iterator[None]:
         """When the local emulator stopped, drop the client: the next call starts it again."""
         try:
             yield
@@ -149,7 +148,9 @@ class PodMagics(Magics, Configurable):
         --available --count 2`` is the GPU finder: a sortable panel whose buttons fill
         ``%pod create`` into a new cell or create the pod.
         """
-        return self._run("catalog", line)
+        from podbook.notebook.catalog import magic
+
+        return magic.catalog(self, line)
 
     @line_magic
     def template(self, line: str = "") -> Any:

@@ -18,12 +18,6 @@ class PodList(list):
     include_cluster_pods: bool = False
 
 
-class CatalogRows(list):
-    """The result of ``%catalog ...``: a list of catalog entries that displays as a table."""
-
-    kind: str = ""
-
-
 @dataclass(frozen=True)
 class SshCommands:
     """The ready SSH commands of a pod (``None`` where not available now), and what to know."""
@@ -181,13 +175,6 @@ class NotebookSession:
         panel = ClusterPanel(cluster, members)
         self.refresher.register(panel)
         return panel
-
-    @staticmethod
-    def catalog_view(rows: CatalogRows) -> StaticView:
-        """A static table of catalog entries."""
-        from podbook.notebook.catalog import catalog_view
-
-        return catalog_view(rows)
 
     @staticmethod
     def ssh_view(commands: SshCommands) -> StaticView:

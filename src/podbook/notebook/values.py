@@ -14,7 +14,7 @@ from typing import Any
 from podbook.guard.settings import parse_duration
 
 
-def _value_type(fn: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
+def value_type(fn: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
     """Wrap ``fn`` so that a bad value names what was expected."""
 
     def parse(text: str) -> Any:
@@ -27,7 +27,8 @@ def _value_type(fn: Callable[[str], Any], expected: str) -> Callable[[str], Any]
     return parse
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """``text`` as a whole number of at least 1 (``ValueError`` otherwise)."""
     value = int(text)
     if value < 1:
         raise ValueError(text)
@@ -50,7 +51,7 @@ def _gpu(text: str) -> dict[str, Any]:
         raise ValueError(text)
     spec: dict[str, Any] = {"id": gpu_id}
     if count:
-        spec["count"] = _positive_int(count)
+        spec["count"] = positive_int(count)
     return spec
 
 
@@ -58,7 +59,7 @@ def _cpu(text: str) -> dict[str, Any]:
     flavor, sep, vcpus = text.rpartition(":")
     if not sep or not flavor.strip():
         raise ValueError(text)
-    return {"id": flavor.strip(), "vcpuCount": _positive_int(vcpus)}
+    return {"id": flavor.strip(), "vcpuCount": positive_int(vcpus)}
 
 
 def _env_pair(text: str) -> tuple[str, str]:
@@ -79,7 +80,7 @@ def _persistent(text: str) -> dict[str, Any]:
     size, sep, path = text.partition(":")
     if not sep or not path.startswith("/"):
         raise ValueError(text)
-    return {"size": _positive_int(size), "path": path}
+    return {"size": positive_int(size), "path": path}
 
 
 def _comma_list(text: str) -> list[str]:
@@ -117,22 +118,22 @@ def _identifier(text: str) -> str:
     return text
 
 
-GPU = _value_type(_gpu, 'ID[:COUNT], e.g. "NVIDIA GeForce RTX 4090:2" (see %catalog gpus)')
-CPU = _value_type(_cpu, "FLAVOR:VCPUS, e.g. cpu3c:4")
-ENV = _value_type(_env_pair, "KEY=VALUE")
-VOLUME = _value_type(_volume, "VOLUME_ID:/mount/path")
-PERSISTENT = _value_type(_persistent, "SIZE_GB:/mount/path, e.g. 20:/workspace")
-PORTS = _value_type(_port_list, "a comma list of PORT/http or PORT/tcp, e.g. 8888/http,22/tcp")
-COMMA_LIST = _value_type(_comma_list, "a comma-separated list")
-CLOUD = _value_type(_cloud, "SECURE or COMMUNITY")
-POSITIVE_INT = _value_type(_positive_int, "a whole number >= 1")
-POSITIVE_SECONDS = _value_type(_positive_seconds, "a number of seconds > 0, e.g. 30")
-DURATION = _value_type(parse_duration, "a duration under a year such as 90s, 30m, 4h or 1h30m")
-VARIABLES = _value_type(
+GPU = value_type(_gpu, 'ID[:COUNT], e.g. "NVIDIA GeForce RTX 4090:2" (see %catalog gpus)')
+CPU = value_type(_cpu, "FLAVOR:VCPUS, e.g. cpu3c:4")
+ENV = value_type(_env_pair, "KEY=VALUE")
+VOLUME = value_type(_volume, "VOLUME_ID:/mount/path")
+PERSISTENT = value_type(_persistent, "SIZE_GB:/mount/path, e.g. 20:/workspace")
+PORTS = value_type(_port_list, "a comma list of PORT/http or PORT/tcp, e.g. 8888/http,22/tcp")
+COMMA_LIST = value_type(_comma_list, "a comma-separated list")
+CLOUD = value_type(_cloud, "SECURE or COMMUNITY")
+POSITIVE_INT = value_type(positive_int, "a whole number >= 1")
+POSITIVE_SECONDS = value_type(_positive_seconds, "a number of seconds > 0, e.g. 30")
+DURATION = value_type(parse_duration, "a duration under a year such as 90s, 30m, 4h or 1h30m")
+VARIABLES = value_type(
     lambda text: [_identifier(name) for name in _comma_list(text)],
     "a comma list of Python variable names, e.g. x,model",
 )
-NAME = _value_type(_identifier, "a Python variable name (not one the shell uses, like In)")
+NAME = value_type(_identifier, "a Python variable name (not one the shell uses, like In)")
 
 
 def _ready(text: str) -> tuple[str, ...]:

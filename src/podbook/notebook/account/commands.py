@@ -21,7 +21,7 @@ from podbook.notebook.values import (
     PERSISTENT,
     PORTS,
     POSITIVE_INT,
-    _value_type,
+    value_type,
 )
 
 CATEGORIES = ("NVIDIA", "AMD", "CPU")
@@ -35,7 +35,7 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
             raise ValueError(text)
         return value
 
-    return _value_type(pick, " or ".join(options))
+    return value_type(pick, " or ".join(options))
 
 
 def _env_var(text: str) -> str:
@@ -44,7 +44,7 @@ def _env_var(text: str) -> str:
     return text
 
 
-ENV_VAR = _value_type(_env_var, "an environment variable name, e.g. REGISTRY_PASSWORD")
+ENV_VAR = value_type(_env_var, "an environment variable name, e.g. REGISTRY_PASSWORD")
 
 
 @dataclass(frozen=True)

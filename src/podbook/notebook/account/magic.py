@@ -4,28 +4,23 @@ delegates here): parse, run inside the user-facing error conventions, store ``-o
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podbook.notebook import parsing
 from podbook.notebook.account.commands import SUBCOMMANDS
-from podbook.notebook.errors import user_facing_errors
+from podbook.notebook.dispatch import run_line
+
+if TYPE_CHECKING:
+    from podbook.notebook.magics import PodMagics
+    from podbook.notebook.parsing import Subcommand
 
 
 @cache
-def _subcommands(magic: str) -> dict[str, parsing.Subcommand]:
+def _subcommands(magic: str) -> dict[str, Subcommand]:
     return SUBCOMMANDS[magic]()
 
 
-def run(magics: Any, magic: str, line: str) -> Any:
+def run(magics: PodMagics, magic: str, line: str) -> Any:
     """Run ``%<magic> <line>`` for one of the account magics; returns the object."""
     from podbook.notebook.account.handlers import HANDLERS
 
-    try:
-        name, command = parsing.parse_line(magic, line, _subcommands(magic))
-    except parsing.HelpShown:
-        return None
-    with user_facing_errors(f"{magic} {name}"), magics._forget_a_stopped_emulator():
-        result = HANDLERS[magic][name](magics.session, command)
-    if command.output:
-        magics.shell.user_ns[command.output] = result
-    return result
+    return run_line(magics, magic, line, _subcommands(magic), HANDLERS[magic])

@@ -15,7 +15,7 @@ from podbook.notebook.parsing import (
     add_output_argument,
     split_line,
 )
-from podbook.notebook.values import POSITIVE_INT, _value_type
+from podbook.notebook.values import POSITIVE_INT, value_type
 
 
 def _temperature(text: str) -> float:
@@ -25,7 +25,7 @@ def _temperature(text: str) -> float:
     return value
 
 
-TEMPERATURE = _value_type(_temperature, "a number from 0 to 2")
+TEMPERATURE = value_type(_temperature, "a number from 0 to 2")
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def chat_cell(magics: Any, line: str, cell: str) -> Any:
     _wait_for(conversation)
     if command.system is not None:
         conversation.system = command.system or None
-    with user_facing_errors("chat"), magics._forget_a_stopped_emulator():
+    with user_facing_errors("chat"), magics.forget_a_stopped_emulator():
         stream = session.client.endpoint(command.endpoint_id).chat(
             conversation.request_messages(prompt), model=command.model, **command.params
         )

@@ -19,7 +19,7 @@ from podbook.notebook.parsing import (
     add_output_argument,
     split_line,
 )
-from podbook.notebook.values import NAME, POSITIVE_INT, _value_type
+from podbook.notebook.values import NAME, POSITIVE_INT, value_type
 
 
 def _milliseconds(low: int, high: int) -> Any:
@@ -29,7 +29,7 @@ def _milliseconds(low: int, high: int) -> Any:
             raise ValueError(text)
         return value
 
-    return _value_type(parse, f"milliseconds from {low} to {high}")
+    return value_type(parse, f"milliseconds from {low} to {high}")
 
 
 def _url(text: str) -> str:
@@ -41,7 +41,7 @@ def _url(text: str) -> str:
 WAIT_MS = _milliseconds(queue.WAIT_MIN_MS, queue.WAIT_MAX_MS)
 EXECUTION_TIMEOUT_MS = _milliseconds(queue.EXECUTION_TIMEOUT_MIN_MS, queue.EXECUTION_TIMEOUT_MAX_MS)
 TTL_MS = _milliseconds(queue.TTL_MIN_MS, queue.TTL_MAX_MS)
-URL = _value_type(_url, "an http:// or https:// URL")
+URL = value_type(_url, "an http:// or https:// URL")
 
 
 @dataclass(frozen=True)

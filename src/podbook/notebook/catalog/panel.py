@@ -3,17 +3,20 @@
 Not refreshed: the catalog is read once per ``%catalog gpus``. The view fills a new cell with
 a row's ``command`` itself (the notebook front end owns the cells); it sends
 ``{"type": "run", "gpu": ID}`` to create the pod right away, and ``{"type": "fill", "gpu": ID}``
-when it could not reach a notebook to fill (the kernel then queues the line with
-``set_next_input``, which front ends apply after the next execution).
+when it could not reach a notebook to fill (the panel then hands the line to its ``fill``
+callback, which queues it with ``set_next_input``; front ends apply it after the next
+execution).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import traitlets
 
+from podbook.notebook.catalog.views import gpu_finder_view
+from podbook.notebook.display import StaticView
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 from podbook.notebook.panels.data import to_wire
@@ -22,8 +25,10 @@ from podbook.notebook.panels.data import to_wire
 class CatalogPanel(Panel):
     """GPU types that passed the finder's filters, with create buttons per row.
 
-    ``on_created(pod, client, on_exit)`` hears of each pod a button created (the session
-    remembers it for when the kernel ends)."""
+    ``gpus`` are the view's rows (:func:`~podbook.notebook.catalog.finder.panel_row`),
+    ``filters`` their trait form. ``create(gpu_id)`` creates a pod of that GPU type and
+    returns it (``None``: the panel cannot create); ``fill(line)`` queues a row's
+    ``%pod create`` line as the next cell."""
 
     needs: ClassVar[frozenset[str]] = frozenset()
 
@@ -37,21 +42,17 @@ class CatalogPanel(Panel):
 
     def __init__(
         self,
-        gpus: Iterable[Any],
-        filters: Any,
-        client: Any = None,
-        shell: Any = None,
+        gpus: list[dict[str, Any]],
+        filters: dict[str, Any],
+        create: Callable[[str], object] | None = None,
+        fill: Callable[[str], None] | None = None,
         on_change: Callable[[], None] | None = None,
-        on_created: Callable[[Any, Any, str | None], None] | None = None,
     ) -> None:
-        from podbook.notebook.gpufinder import filters_state, panel_row
-
-        super().__init__(client=client, on_change=on_change)
-        self._filters = filters
-        self._shell = shell
-        self._on_created = on_created
-        self.gpus = [panel_row(to_wire(g), filters) for g in gpus]
-        self.filters = filters_state(filters)
+        super().__init__(on_change=on_change)
+        self._create_pod = create
+        self._fill = fill
+        self.gpus = gpus
+        self.filters = filters
         self.updated = now_iso()
         self.on_msg(self._on_view_message)
 
@@ -69,7 +70,7 @@ class CatalogPanel(Panel):
 
     # -- messages from the view ---------------------------------------------------------------
 
-    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _on_view_message(self, _widget: object, content: object, _buffers: object) -> None:
         if not isinstance(content, dict):
             return
         gpu_id = str(content.get("gpu", ""))
@@ -78,46 +79,41 @@ class CatalogPanel(Panel):
         elif content.get("type") == "fill":
             self.fill_next_cell(gpu_id)
 
-    def fill_next_cell(self, gpu_id: str) -> None:
-        """Queue the GPU's ``%pod create`` line as the next cell's input."""
+    def _listed(self, gpu_id: str) -> str | None:
+        """The GPU's line, or ``None`` with the error said when it is not in the table."""
         line = self.command_for(gpu_id)
         if line is None:
             self.error = f"{gpu_id!r} is not in this table; run %catalog gpus again."
-            return
-        if self._shell is not None:
-            self._shell.set_next_input(line, replace=False)
+        return line
+
+    def fill_next_cell(self, gpu_id: str) -> None:
+        """Queue the GPU's ``%pod create`` line as the next cell's input."""
+        line = self._listed(gpu_id)
+        if line is not None and self._fill is not None:
+            self._fill(line)
 
     def request_create(self, gpu_id: str) -> None:
         """Create a pod with this GPU type on a worker thread; ``created`` names it."""
-        line = self.command_for(gpu_id)
+        line = self._listed(gpu_id)
         if line is None:
-            self.error = f"{gpu_id!r} is not in this table; run %catalog gpus again."
             return
         if self.busy:
             self.error = f"wait until the pod with {self.busy} is created."
             return
-        if self.client is None:
+        create = self._create_pod
+        if create is None:
             self.error = "this panel has no client; run %catalog gpus again."
             return
         self.busy = gpu_id
         self.error = ""
-        run_in_worker(lambda: self._create(gpu_id, line))
+        run_in_worker(lambda: self._create(create, gpu_id, line))
 
-    def _create(self, gpu_id: str, line: str) -> None:
+    def _create(self, create: Callable[[str], object], gpu_id: str, line: str) -> None:
         from podbook import errors
-        from podbook.notebook import parsing
-        from podbook.notebook.commands import build_pod_subcommands
         from podbook.notebook.errors import describe_failure
 
         try:
-            _, command = parsing.parse_line(
-                "pod", line.removeprefix("%pod "), build_pod_subcommands()
-            )
-            client = self.client
-            created = client.pods.create(command.body, **command.guard)
-            if self._on_created is not None:
-                self._on_created(created, client, command.on_exit)
-            pod = to_wire(created)
+            pod = to_wire(create(gpu_id))
             self.created = {
                 "id": pod.get("id"),
                 "status": pod.get("status"),
@@ -134,9 +130,7 @@ class CatalogPanel(Panel):
 
     # -- static forms -------------------------------------------------------------------------
 
-    def _static(self) -> Any:
-        from podbook.notebook.catalog import gpu_finder_view
-
+    def _static(self) -> StaticView:
         return gpu_finder_view(self.gpus, self.filters.get("text", ""), self.created, self.error)
 
     def snapshot_text(self) -> str:

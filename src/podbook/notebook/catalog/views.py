@@ -1,16 +1,16 @@
-"""Static tables for ``%catalog gpus|cpus|datacenters``."""
+"""Static tables for ``%catalog gpus|cpus|datacenters`` and the GPU finder's saved form."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podbook.notebook.display import StaticView
 from podbook.notebook.panels.data import to_wire
 from podbook.notebook.panels.snapshot import table_html, table_text
 
-# Extra arguments of the client's catalog call, per kind.
-FETCH_ARGS: dict[str, dict[str, Any]] = {"gpus": {"availability": True}}
+if TYPE_CHECKING:
+    from podbook.notebook.catalog.finder import CatalogRows, GpuRows
 
 
 def _money(value: Any, digits: int = 2) -> str:
@@ -63,7 +63,7 @@ TITLES = {"gpus": "GPU types", "cpus": "CPU flavors", "datacenters": "Data cente
 
 
 def _finder_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A static row of the GPU finder from a panel row (:func:`gpufinder.panel_row`)."""
+    """A static row of the GPU finder from a panel row (:func:`.finder.panel_row`)."""
     flat = _gpu_row({**row, "cudaVersions": [{"version": v} for v in row.get("cudaVersions", [])]})
     stocked = [dc for dc in row.get("dataCenters") or [] if dc.get("availability") != "NONE"]
     flat["data centers"] = ", ".join(f"{dc['id']}:{dc['availability']}" for dc in stocked) or "-"
@@ -97,11 +97,19 @@ def gpu_finder_view(
     return StaticView(text, html)
 
 
-def catalog_view(rows: list[Any]) -> StaticView:
-    """The table of ``rows`` (a ``CatalogRows``, whose ``kind`` picks the columns; the GPU
-    finder's rows have their own view, :func:`podbook.notebook.gpufinder.finder_view`)."""
-    kind = getattr(rows, "kind", "gpus")
+def catalog_view(rows: CatalogRows) -> StaticView:
+    """The table of ``rows`` (their ``kind`` picks the columns; the GPU finder's rows have
+    their own view, :func:`finder_view`)."""
+    kind = rows.kind
     flat = [ROWS[kind](to_wire(entry)) for entry in rows]
     columns = list(flat[0]) if flat else ["id"]
     title = f"{TITLES.get(kind, kind)} ({len(flat)})"
     return StaticView(f"{title}\n{table_text(flat, columns)}", table_html(flat, columns, title))
+
+
+def finder_view(rows: GpuRows) -> StaticView:
+    """The finder's static form: its filters, then the table of its rows."""
+    from podbook.notebook.catalog.finder import panel_row
+
+    found = [panel_row(to_wire(entry), rows.filters) for entry in rows]
+    return gpu_finder_view(found, rows.filters.describe())

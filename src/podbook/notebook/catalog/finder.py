@@ -1,4 +1,4 @@
-"""``%catalog gpus`` with filters: the GPU finder.
+"""The GPU finder behind ``%catalog gpus``: which GPU types pass the filters, and their rows.
 
 ``%catalog gpus --min-vram 40 --cuda 12.4 --cloud SECURE --dc EU-* --max-price 2
 --available --count 2``. The filters the API has go into the request (``cloud``, ``count``,
@@ -12,68 +12,30 @@ here, on the rows the service returned:
   kept when it is in at least one of them, and only those are listed in its row;
 - ``--available``: some stock now (in a matching data center when ``--dc`` is given).
 
-Each row also carries the ``%pod create`` line that the panel's buttons fill or run.
+Each row also carries the ``%pod create`` line that the panel's Fill button puts in a cell.
 """
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import re
 import shlex
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
-from podbook.notebook.parsing import Subcommand, add_output_argument, magic_parser
-from podbook.notebook.session import CatalogRows
+from podbook.notebook.catalog.commands import CLOUDS, GpuFilters
 
-DEFAULT_IMAGE = "runpod/pytorch"
-CLOUDS = ("SECURE", "COMMUNITY")
-_CUDA = re.compile(r"^\d+(\.\d+)?$")
-_DC = re.compile(r"^[A-Za-z0-9*?\[\]-]+$")
+if TYPE_CHECKING:
+    from podbook.api.catalog import GpuType
+    from podbook.client import Client
+
 _PLAIN = re.compile(r"^[\w .:/()+-]+$")  # safe inside double quotes
 
 
-@dataclass(frozen=True)
-class GpuFilters:
-    """The finder's filters; ``None``/``False`` means not filtered."""
+class CatalogRows(list):
+    """The result of ``%catalog ...``: a list of catalog entries that displays as a table."""
 
-    min_vram: int | None = None
-    cuda: str | None = None
-    cloud: str | None = None
-    dc: str | None = None
-    max_price: float | None = None
-    available: bool = False
-    count: int | None = None
-    image: str = DEFAULT_IMAGE  # not a filter: the image of the ``%pod create`` lines
-
-    def describe(self) -> str:
-        """``VRAM ≥ 40 GB · CUDA ≥ 12.4 · SECURE · DC EU-*``, or ``no filters``."""
-        parts = []
-        if self.min_vram is not None:
-            parts.append(f"VRAM ≥ {self.min_vram} GB")
-        if self.cuda:
-            parts.append(f"CUDA ≥ {self.cuda}")
-        if self.cloud:
-            parts.append(self.cloud)
-        if self.dc:
-            parts.append(f"DC {self.dc}")
-        if self.max_price is not None:
-            parts.append(f"≤ ${self.max_price:g}/h")
-        if self.available:
-            parts.append("available now")
-        if self.count:
-            parts.append(f"{self.count} per pod")
-        return " · ".join(parts) or "no filters"
-
-
-@dataclass(frozen=True)
-class GpuFinderCommand:
-    """``%catalog gpus [filters]``."""
-
-    filters: GpuFilters
-    output: str | None = None
-    kind: str = "gpus"
+    kind: str = ""
 
 
 class GpuRows(CatalogRows):
@@ -83,100 +45,7 @@ class GpuRows(CatalogRows):
     filters: GpuFilters = GpuFilters()
 
 
-# ---------------------------------------------------------------------------- parsing
-
-
-def _vram(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
-def _price(text: str) -> float:
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise ValueError(text)
-    return value
-
-
-def _cuda(text: str) -> str:
-    if not _CUDA.match(text):
-        raise ValueError(text)
-    return text
-
-
-def _cloud(text: str) -> str:
-    if text.upper() not in CLOUDS:
-        raise ValueError(text)
-    return text.upper()
-
-
-def _dc(text: str) -> str:
-    if not _DC.match(text):
-        raise ValueError(text)
-    return text.upper()
-
-
-def _image(text: str) -> str:
-    if not text.strip() or any(c.isspace() for c in text):
-        raise ValueError(text)
-    return text
-
-
-def _typed(fn: Any, expected: str) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            return fn(text)
-        except (ValueError, TypeError):
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-
-    parse.__name__ = expected
-    return parse
-
-
-def gpu_subcommand() -> Subcommand:
-    """The ``%catalog gpus`` parser with the finder's filters."""
-    parser = magic_parser(
-        "%catalog gpus",
-        "Find GPU types: a sortable panel with prices, VRAM, availability and CUDA versions.",
-    )
-    add = parser.add_argument
-    add("--min-vram", type=_typed(_vram, "GB as a positive integer, e.g. 40"), metavar="GB")
-    add("--cuda", type=_typed(_cuda, "a CUDA version such as 12.4"), metavar="VERSION")
-    add("--cloud", type=_typed(_cloud, "SECURE or COMMUNITY"), metavar="SECURE|COMMUNITY")
-    add("--dc", type=_typed(_dc, "a data center ID or pattern such as EU-*"), metavar="PATTERN")
-    add("--max-price", type=_typed(_price, "USD per GPU-hour, e.g. 2.5"), metavar="USD")
-    add("--available", action="store_true", help="only GPU types with stock now")
-    add("--count", type=_typed(_vram, "a positive integer"), metavar="N", help="GPUs per pod")
-    add(
-        "--image",
-        default=DEFAULT_IMAGE,
-        type=_typed(_image, "a container image such as runpod/pytorch"),
-        help=f"image of the %%pod create lines (default {DEFAULT_IMAGE})",
-    )
-    add_output_argument(parser)
-
-    def build(ns: argparse.Namespace) -> GpuFinderCommand:
-        filters = GpuFilters(
-            min_vram=ns.min_vram,
-            cuda=ns.cuda,
-            cloud=ns.cloud,
-            dc=ns.dc,
-            max_price=ns.max_price,
-            available=ns.available,
-            count=ns.count,
-            image=ns.image,
-        )
-        return GpuFinderCommand(filters=filters, output=ns.output)
-
-    return Subcommand(parser, build, "gpus (filters: --min-vram --cuda --cloud --dc ...)")
-
-
-# ---------------------------------------------------------------------------- filtering
-
-
-def fetch(client: Any, filters: GpuFilters) -> list[Any]:
+def fetch(client: Client, filters: GpuFilters) -> list[GpuType]:
     """The GPU types with availability, the API's own filters in the request."""
     return list(
         client.catalog.gpus(
@@ -278,12 +147,3 @@ def panel_row(gpu: dict[str, Any], filters: GpuFilters) -> dict[str, Any]:
 def filters_state(filters: GpuFilters) -> dict[str, Any]:
     """The filters as a trait value (plus their one-line description)."""
     return {**asdict(filters), "text": filters.describe()}
-
-
-def finder_view(rows: GpuRows) -> Any:
-    """The finder's static form (a :class:`~podbook.notebook.display.StaticView`)."""
-    from podbook.notebook.catalog import gpu_finder_view
-    from podbook.notebook.panels.data import to_wire
-
-    found = [panel_row(to_wire(entry), rows.filters) for entry in rows]
-    return gpu_finder_view(found, rows.filters.describe())
