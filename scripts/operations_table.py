@@ -233,7 +233,7 @@ class Recorder:
 
 def magic_subcommands() -> dict[str, list[str]]:
     """Every magic of the extension with its subcommands (empty: the magic has none)."""
-    from podbook.notebook import commands, endpoints
+    from podbook.notebook import endpoints
     from podbook.notebook.account.commands import SUBCOMMANDS
     from podbook.notebook.catalog.commands import build_subcommands as build_catalog_subcommands
     from podbook.notebook.jobs.commands import (
@@ -241,10 +241,11 @@ def magic_subcommands() -> dict[str, list[str]]:
         build_job_subcommands,
     )
     from podbook.notebook.magics import PodMagics
+    from podbook.notebook.pods.commands import build_cluster_subcommands, build_pod_subcommands
 
     subcommands: dict[str, list[str]] = {
-        "pod": list(commands.build_pod_subcommands()),
-        "cluster": list(commands.build_cluster_subcommands()),
+        "pod": list(build_pod_subcommands()),
+        "cluster": list(build_cluster_subcommands()),
         "catalog": list(build_catalog_subcommands()),
         "endpoint": [*endpoints.build_subcommands(), *build_endpoint_subcommands()],
         "job": list(build_job_subcommands()),

@@ -117,7 +117,9 @@ def test_the_graph_sees_the_imports_the_issue_names() -> None:
     assert "podbook.notebook.catalog.panel" in graph["podbook.notebook.catalog.handlers"]  # lazy
     assert "podbook.notebook.catalog.finder" in graph["podbook.notebook.catalog.views"]  # lazy
     assert "podbook" not in graph["podbook.client.core"]  # a parent package: no edge
-    assert "podbook.notebook.handlers" not in import_graph(lazy=False)["podbook.notebook.magics"]
+    assert (
+        "podbook.notebook.pods.handlers" not in import_graph(lazy=False)["podbook.notebook.magics"]
+    )
 
 
 def test_a_cycle_is_found_when_there_is_one() -> None:

@@ -1,5 +1,6 @@
-"""``%pod``, ``%cluster``, ``%catalog``, ``%%runjob``, ``%job``, ``%endpoint``: parse, delegate,
-return the object (the job magics live in :mod:`podbook.notebook.jobs`).
+"""The magics of podbook: each one delegates to its family's package (``%pod`` and
+``%cluster`` to :mod:`~podbook.notebook.pods`, ``%catalog`` to
+:mod:`~podbook.notebook.catalog`, ...), which parses the line, runs it and returns the object.
 
 Configurable like any IPython component: ``%config PodMagics.refresh_interval = 2``,
 ``%config PodMagics.on_exit = "stop"``.
@@ -11,15 +12,17 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from traitlets import Bool, Enum, Float, default
 from traitlets.config import Configurable
 
-from podbook.notebook import parsing
-from podbook.notebook.errors import is_local_emulator_gone, one_line_errors, user_facing_errors
+from podbook.notebook.errors import is_local_emulator_gone, one_line_errors
 from podbook.notebook.kernel_exit.policy import ON_EXIT_CHOICES, default_on_exit
+
+if TYPE_CHECKING:
+    from podbook.notebook.session import NotebookSession
 
 
 @magics_class
@@ -54,23 +57,10 @@ class PodMagics(Magics, Configurable):
         for table in self.magics.values():  # every error a magic shows stays one short line
             for name, method in table.items():
                 table[name] = one_line_errors(method)
-        self._parsers: dict[str, dict[str, parsing.Subcommand]] = {}
-        self._session: Any = None
-
-    def _subcommands(self, magic: str) -> dict[str, parsing.Subcommand]:
-        """The subcommand parsers of ``%magic``, built on first use (keeps the load fast)."""
-        if magic not in self._parsers:
-            from podbook.notebook import commands
-
-            build = {
-                "pod": commands.build_pod_subcommands,
-                "cluster": commands.build_cluster_subcommands,
-            }
-            self._parsers[magic] = build[magic]()
-        return self._parsers[magic]
+        self._session: NotebookSession | None = None
 
     @property
-    def session(self) -> Any:
+    def session(self) -> NotebookSession:
         """The :class:`~podbook.notebook.session.NotebookSession`, created on first use."""
         if self._session is None:
             from podbook.notebook.session import NotebookSession
@@ -97,22 +87,6 @@ class PodMagics(Magics, Configurable):
             self._session.close()
             self._session = None
 
-    def _run(self, magic: str, line: str, cell: str | None = None) -> Any:
-        from podbook.notebook.handlers import CLUSTER_HANDLERS, POD_HANDLERS
-
-        handlers = {"pod": POD_HANDLERS, "cluster": CLUSTER_HANDLERS}
-        try:
-            name, command = parsing.parse_line(magic, line, self._subcommands(magic))
-        except parsing.HelpShown:
-            return None
-        parsing.take_cell(magic, name, command, cell)
-        with user_facing_errors(f"{magic} {name}"), self.forget_a_stopped_emulator():
-            result = handlers[magic][name](self.session, command)
-        output = getattr(command, "output", None)
-        if output:
-            self.shell.user_ns[output] = result
-        return result
-
     @contextmanager
     def forget_a_stopped_emulator(self) -> Iterator[None]:
         """When the local emulator stopped, drop the client: the next call starts it again."""
@@ -133,12 +107,16 @@ class PodMagics(Magics, Configurable):
         creates a pod and shows its live panel; ``%pod SUBCOMMAND --help`` lists the flags.
         ``{var}`` is expanded; ``-o NAME`` also stores the result in ``NAME``.
         """
-        return self._run("pod", line, cell)
+        from podbook.notebook.pods import magic
+
+        return magic.pod(self, line, cell)
 
     @line_magic
     def cluster(self, line: str = "") -> Any:
         """Clusters: ``%cluster show ID`` shows its members with rank, role, IP and status."""
-        return self._run("cluster", line)
+        from podbook.notebook.pods import magic
+
+        return magic.cluster(self, line)
 
     @line_magic
     def catalog(self, line: str = "") -> Any:

@@ -1,7 +1,7 @@
 """The machinery that parses magic lines into small typed commands.
 
-Each magic defines its subcommands beside it (for example :mod:`podbook.notebook.commands`
-for ``%pod``, ``%cluster`` and ``%catalog``) from this module's parts: an argparse parser
+Each magic family defines its subcommands in its own package (for example
+:mod:`podbook.notebook.pods.commands` for ``%pod`` and ``%cluster``) from this module's parts: an argparse parser
 that never exits the kernel, shared arguments, and :func:`parse_line`. The line is split
 with :func:`shlex.split` (quotes work, ``str.split`` is never used) and a parse error
 becomes one :class:`UsageError` line that names the argument and the fix.

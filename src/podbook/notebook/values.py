@@ -59,7 +59,7 @@ def _cpu(text: str) -> dict[str, Any]:
     flavor, sep, vcpus = text.rpartition(":")
     if not sep or not flavor.strip():
         raise ValueError(text)
-    return {"id": flavor.strip(), "vcpuCount": positive_int(vcpus)}
+    return {"id": flavor.strip(), "vcpu_count": positive_int(vcpus)}
 
 
 def _env_pair(text: str) -> tuple[str, str]:
@@ -73,7 +73,7 @@ def _volume(text: str) -> dict[str, str]:
     volume_id, sep, path = text.partition(":")
     if not sep or not volume_id or not path.startswith("/"):
         raise ValueError(text)
-    return {"volumeId": volume_id, "path": path}
+    return {"volume_id": volume_id, "path": path}
 
 
 def _persistent(text: str) -> dict[str, Any]:

@@ -65,7 +65,7 @@ class GpuFilters:
         """The request of the pod a finder row creates: ``%pod create --gpu ID[:COUNT]
         --image IMAGE [--cloud CLOUD]``, the pod named as that line would name it."""
         from podbook.api.pods import CreatePodRequest
-        from podbook.notebook.commands import generate_pod_name
+        from podbook.notebook.pods.commands import generate_pod_name
         from podbook.notebook.request import request_model
 
         gpu = (

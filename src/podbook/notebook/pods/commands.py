@@ -1,8 +1,9 @@
 """The ``%pod`` and ``%cluster`` subcommands: their parsers and commands.
 
 Each subcommand parses into a small frozen dataclass that its handler in
-:mod:`podbook.notebook.handlers` receives. ``%pod logs`` is defined with its feature
-(:mod:`podbook.notebook.podlogs`).
+:mod:`~podbook.notebook.pods.handlers` receives. ``%pod logs`` is defined with its feature
+(:mod:`~podbook.notebook.pods.logs`), the subcommands that work in the pod itself in
+:mod:`podbook.notebook.remote.commands`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -22,7 +23,7 @@ from podbook.notebook.parsing import (
     add_pod_id_argument,
     magic_parser,
 )
-from podbook.notebook.podlogs import logs_subcommand
+from podbook.notebook.pods.logs import logs_subcommand
 from podbook.notebook.remote.commands import remote_subcommands
 from podbook.notebook.values import (
     CLOUD,
@@ -38,21 +39,33 @@ from podbook.notebook.values import (
     VOLUME,
 )
 
+if TYPE_CHECKING:
+    from podbook.api.pods import CreatePodRequest
+
 POD_ACTIONS = ("start", "stop", "restart", "terminate")
 
 
 @dataclass(frozen=True)
 class CreatePodCommand:
-    """``%pod create``: the request body in wire form, the pod guard's options (``idle_stop``
-    and ``max_runtime`` in seconds, ``idle_action``: only those given), what to do with the
-    pod when this kernel ends (``None``: ``PodMagics.on_exit``), where to store the result."""
+    """``%pod create``: the fields of the create request the line gave (by their Python
+    names), the pod guard's options (``idle_stop`` and ``max_runtime`` in seconds,
+    ``idle_action``: only those given), what to do with the pod when this kernel ends
+    (``None``: ``PodMagics.on_exit``), where to store the result."""
 
-    body: dict[str, Any]
+    fields: dict[str, Any]
     output: str | None = None
     guard: dict[str, Any] = field(default_factory=dict)
     on_exit: str | None = None
     wait: tuple[str, ...] = ()
     """``--wait ssh,jupyter``: the services to wait for before the cell ends."""
+
+    def request(self) -> CreatePodRequest:
+        """The create request (:class:`~podbook.errors.InvalidRequest` for a value the
+        service would refuse, before anything is sent)."""
+        from podbook.api.pods import CreatePodRequest
+        from podbook.notebook.request import request_model
+
+        return request_model(CreatePodRequest, **self.fields)
 
 
 @dataclass(frozen=True)
@@ -166,7 +179,8 @@ def generate_pod_name(rng: random.Random | None = None) -> str:
     return f"{rng.choice(_ADJECTIVES)}-{rng.choice(_NOUNS)}-{rng.randrange(100, 1000)}"
 
 
-def _create_body(ns: argparse.Namespace) -> dict[str, Any]:
+def _create_fields(ns: argparse.Namespace) -> dict[str, Any]:
+    """The create request's fields the line gave (``None``: not given)."""
     if ns.gpu is None and ns.cpu is None:
         raise UsageError(
             '%pod create: missing --gpu or --cpu; add e.g. --gpu "NVIDIA GeForce RTX 4090" '
@@ -174,10 +188,10 @@ def _create_body(ns: argparse.Namespace) -> dict[str, Any]:
         )
     if ns.image is None and ns.template is None:
         raise UsageError("%pod create: missing --image; add e.g. --image runpod/pytorch.")
-    body: dict[str, Any] = {"name": ns.name or generate_pod_name()}
-    optional = {
+    fields = {
+        "name": ns.name or generate_pod_name(),
         "image": ns.image,
-        "templateId": ns.template,
+        "template_id": ns.template,
         "gpu": ns.gpu,
         "cpu": ns.cpu,
         "disk": ns.disk,
@@ -186,19 +200,18 @@ def _create_body(ns: argparse.Namespace) -> dict[str, Any]:
         "registry": ns.registry,
         "args": ns.container_args,
         "cloud": ns.cloud,
-        "dataCenterIds": [dc for group in ns.dc for dc in group] if ns.dc else None,
-        "allowedCudaVersions": ns.cuda,
-        "minCudaVersion": ns.min_cuda,
-        "globalNetworking": ns.global_networking or None,
-        "startSsh": ns.ssh or None,
-        "startJupyter": ns.jupyter or None,
+        "data_center_ids": [dc for group in ns.dc for dc in group] if ns.dc else None,
+        "allowed_cuda_versions": ns.cuda,
+        "min_cuda_version": ns.min_cuda,
+        "global_networking": ns.global_networking or None,
+        "start_ssh": ns.ssh or None,
+        "start_jupyter": ns.jupyter or None,
     }
-    body.update({key: value for key, value in optional.items() if value is not None})
     if ns.volume is not None:
-        body["mounts"] = {"network": [ns.volume]}
+        fields["mounts"] = {"network": [ns.volume]}
     elif ns.persistent is not None:
-        body["mounts"] = {"persistent": ns.persistent}
-    return body
+        fields["mounts"] = {"persistent": ns.persistent}
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def _guard_options(ns: argparse.Namespace) -> dict[str, Any]:
@@ -215,7 +228,7 @@ def _guard_options(ns: argparse.Namespace) -> dict[str, Any]:
 
 def _create_command(ns: argparse.Namespace) -> CreatePodCommand:
     return CreatePodCommand(
-        body=_create_body(ns),
+        fields=_create_fields(ns),
         output=ns.output,
         guard=_guard_options(ns),
         on_exit=ns.on_exit,

@@ -1,80 +1,88 @@
-"""What each subcommand does: call the client, show the panel, return the object.
+"""What each ``%pod`` and ``%cluster`` subcommand does: call the client, show the panel,
+return the object.
 
 One small function per subcommand, looked up in a dict by name (no if/elif chains).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from podbook.guard.settings import image_warning
-from podbook.notebook.commands import (
+from podbook.notebook.pods.commands import (
     ClusterCommand,
     CreatePodCommand,
     ListPodsCommand,
     PodCommand,
 )
+from podbook.notebook.pods.views import (
+    PodList,
+    SshCommands,
+    cluster_panel,
+    cluster_static,
+    pod_list_panel,
+    pod_list_static,
+    shown_pod,
+    ssh_view,
+)
 from podbook.notebook.remote.handlers import REMOTE_HANDLERS, ssh_key_for_create
-from podbook.notebook.session import NotebookSession, PodList, SshCommands
 
-Handler = Callable[[NotebookSession, Any], Any]
+if TYPE_CHECKING:
+    from podbook.api.clusters import Cluster
+    from podbook.api.pods import Pod
+    from podbook.notebook.dispatch import Handler
+    from podbook.notebook.pods.logs import PodLogsCommand
+    from podbook.notebook.session import NotebookSession
 
 
-def create_pod(session: NotebookSession, command: CreatePodCommand) -> Any:
+def create_pod(session: NotebookSession, command: CreatePodCommand) -> Pod:
     """``%pod create``: create the pod (armed with the pod guard when ``--idle-stop`` or
     ``--max-runtime`` is given), remember it for when this kernel ends, and show its live
     panel (``--ssh``: with a key of this machine registered first, see
     :func:`~podbook.notebook.remote.handlers.ssh_key_for_create`)."""
-    ssh_key_for_create(session, command.body)
+    ssh_key_for_create(session, command.fields)
     client = session.client
-    if command.guard and (note := image_warning(command.body.get("image"))):
+    if command.guard and (note := image_warning(command.fields.get("image"))):
         print(note)
-    pod = client.pods.create(command.body, **command.guard)
+    pod = client.pods.create(command.request(), **command.guard)
     session.created(pod, client, command.on_exit)
     if note := session.runtime_note():
         print(note)
     if command.wait:  # the panel is live while the cell waits; the fresh record is returned
-        session.show(pod, session.pod_panel, session.pod_static)
+        shown_pod(session, pod)
         ready = client.pods.wait_for(pod, "RUNNING", ready=command.wait)
         session.presenter.mark_shown(ready)
         return ready
-    return session.show(pod, session.pod_panel, session.pod_static)
+    return shown_pod(session, pod)
 
 
 def list_pods(session: NotebookSession, command: ListPodsCommand) -> PodList:
     """``%pod list [--all]``."""
-    from podbook.notebook.panels.data import records
-
-    pods = PodList(records(session.client.pods.list(include_cluster_pods=command.all), "pods"))
+    pods = PodList(session.client.pods.list(include_cluster_pods=command.all))
     pods.include_cluster_pods = command.all
-    return session.show(pods, session.pod_list_panel, session.pod_list_static)
+    return session.show(pods, lambda item: pod_list_panel(session, item), pod_list_static)
 
 
-def show_pod(session: NotebookSession, command: PodCommand) -> Any:
+def show_pod(session: NotebookSession, command: PodCommand) -> Pod:
     """``%pod show ID``."""
-    return session.show(
-        session.client.pods.get(command.pod_id), session.pod_panel, session.pod_static
-    )
+    return shown_pod(session, session.client.pods.get(command.pod_id))
 
 
-def pod_action(session: NotebookSession, command: PodCommand) -> Any:
+def pod_action(session: NotebookSession, command: PodCommand) -> Pod:
     """``%pod start|stop|restart ID``: the updated pod, shown live."""
     result = getattr(session.client.pods, command.verb)(command.pod_id)
     pod = result if result is not None else session.client.pods.get(command.pod_id)
-    return session.show(pod, session.pod_panel, session.pod_static)
+    return shown_pod(session, pod)
 
 
-def terminate_pod(session: NotebookSession, command: PodCommand) -> Any:
+def terminate_pod(session: NotebookSession, command: PodCommand) -> Pod:
     """``%pod terminate ID``: the pod's last state, marked TERMINATED (no SSH, no cost)."""
     from podbook.notebook.panels.data import terminated
 
     pod = session.client.pods.get(command.pod_id)
     session.client.pods.terminate(command.pod_id)
-    if isinstance(pod, dict):
-        return session.show(terminated(pod), session.pod_panel, session.pod_static)
     gone = type(pod).model_validate({**pod.model_dump(mode="json"), **terminated({})})
-    return session.show(gone, session.pod_panel, session.pod_static)
+    return shown_pod(session, gone)
 
 
 def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
@@ -99,20 +107,20 @@ def pod_ssh(session: NotebookSession, command: PodCommand) -> SshCommands:
     result = SshCommands(
         command.pod_id, commands.get("proxy"), commands.get("direct"), tuple(notes)
     )
-    return session.show(result, session.ssh_view)
+    return session.show(result, ssh_view)
 
 
-def show_cluster(session: NotebookSession, command: ClusterCommand) -> Any:
-    """``%cluster show ID``: the cluster with its members, shown live."""
-    cluster = session.client.clusters.get(command.cluster_id)
-    return session.show(cluster, session.cluster_panel, session.cluster_static)
-
-
-def _pod_logs(session: NotebookSession, command: Any) -> Any:
-    """``%pod logs ID [--follow] [--tail N] [--source ...]`` (:mod:`podbook.notebook.podlogs`)."""
-    from podbook.notebook.podlogs import show_logs
+def pod_logs(session: NotebookSession, command: PodLogsCommand) -> object:
+    """``%pod logs ID [--follow] [--tail N] [--source ...]`` (:mod:`.logs`)."""
+    from podbook.notebook.pods.logs import show_logs
 
     return show_logs(session, command)
+
+
+def show_cluster(session: NotebookSession, command: ClusterCommand) -> Cluster:
+    """``%cluster show ID``: the cluster with its members, shown live."""
+    cluster = session.client.clusters.get(command.cluster_id)
+    return session.show(cluster, lambda item: cluster_panel(session, item), cluster_static)
 
 
 POD_HANDLERS: dict[str, Handler] = {
@@ -124,7 +132,7 @@ POD_HANDLERS: dict[str, Handler] = {
     "stop": pod_action,
     "restart": pod_action,
     "terminate": terminate_pod,
-    "logs": _pod_logs,
+    "logs": pod_logs,
     **REMOTE_HANDLERS,
 }
 CLUSTER_HANDLERS: dict[str, Handler] = {"show": show_cluster}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.display import StaticView
 from podbook.notebook.parsing import (
@@ -22,6 +22,11 @@ from podbook.notebook.parsing import (
     add_output_argument,
     add_pod_id_argument,
 )
+
+if TYPE_CHECKING:
+    from podbook.api.pods import Pod
+    from podbook.client import Client
+    from podbook.notebook.session import NotebookSession
 
 TAIL_MAX = 5000  # as podbook.api.logs (not imported here: %load_ext stays light)
 
@@ -93,13 +98,15 @@ def log_lines_view(lines: PodLogLines) -> StaticView:
     return StaticView(str(lines), html)
 
 
-def show_logs(session: Any, command: PodLogsCommand) -> Any:
+def show_logs(session: NotebookSession, command: PodLogsCommand) -> Pod | PodLogLines:
     """Run ``%pod logs``."""
+    from podbook.notebook.pods.views import pod_panel
+
     client = session.client
     if command.follow:
         pod = client.pods.get(command.pod_id)
         if session.panels_on() and getattr(session.shell, "kernel", None) is not None:
-            panel = session.pod_panel(pod)
+            panel = pod_panel(session, pod)
             panel.open_logs(tail=command.tail, source=command.source)
             session.presenter.present(pod, panel)
             return pod
@@ -110,7 +117,7 @@ def show_logs(session: Any, command: PodLogsCommand) -> Any:
     return session.show(lines, log_lines_view)
 
 
-def _print_following(client: Any, command: PodLogsCommand) -> None:
+def _print_following(client: Client, command: PodLogsCommand) -> None:
     """Print lines as they come until the pod is terminated or the user interrupts."""
     stream = client.pods.logs(command.pod_id, tail=command.tail, source=command.source, follow=True)
     try:

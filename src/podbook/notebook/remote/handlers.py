@@ -196,11 +196,11 @@ class ShownSummary(TransferSummary):
         return None
 
 
-def ssh_key_for_create(session: Any, body: dict[str, Any]) -> None:
+def ssh_key_for_create(session: Any, fields: dict[str, Any]) -> None:
     """``%pod create --ssh``: make sure a key of this machine is on the account, so the pod
     accepts it (the user's ``~/.ssh/id_*``, else a podbook key made once); say so if it was
-    added."""
-    if not body.get("startSsh") or "PUBLIC_KEY" in (body.get("env") or {}):
+    added. ``fields``: the create request's fields, by their Python names."""
+    if not fields.get("start_ssh") or "PUBLIC_KEY" in (fields.get("env") or {}):
         return
     from podbook.remote import ensure_key_registered
 
