@@ -429,12 +429,12 @@ def test_requests_has_its_own_limit_of_ten_per_ten_seconds(
 
 
 def test_requests_allows_two_at_once() -> None:
-    from podbook.emulator.broker.errors import QueueError
+    from podbook.emulator.broker.errors import QueueRefusal
     from podbook.emulator.broker.ratelimit import QueueRateLimiter
 
     limiter = QueueRateLimiter(clock=lambda: 100.0)
     held = [limiter.acquire("acct", "ep", "requests") for _ in range(2)]
-    with pytest.raises(QueueError) as info:
+    with pytest.raises(QueueRefusal) as info:
         limiter.acquire("acct", "ep", "requests")
     assert info.value.status == 429 and "2 at once" in info.value.message
     limiter.release(held[0])

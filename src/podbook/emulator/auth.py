@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from podbook.emulator import podkeys
@@ -33,35 +34,61 @@ class Caller:
         return self.scope[len(POD_SCOPE) :] if self.scope.startswith(POD_SCOPE) else None
 
 
-def extract_key(authorization: str | None, *, allow_bare: bool = False) -> str:
-    """The key of an ``Authorization`` header value, or a 401 :class:`Problem`.
-
-    The header value is never put into any message.
-    """
-    if not authorization:
-        raise Problem(401, f"missing Authorization header; {_FIX}")
-    scheme, _, token = authorization.strip().partition(" ")
+def parse_key(authorization: str | None, *, allow_bare: bool = False) -> str | None:
+    """The key of an ``Authorization`` header value (``Bearer KEY``, or a bare ``KEY`` when
+    ``allow_bare``); None when it is missing or malformed."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
     if token and scheme.lower() == "bearer":
         token = token.strip()
     elif allow_bare and not token:
         token = scheme
     else:
-        raise Problem(401, f"malformed Authorization header; {_FIX}")
+        return None
     if not token or any(ch.isspace() for ch in token):
-        raise Problem(401, f"malformed Authorization header; {_FIX}")
+        return None
     return token
 
 
-def authenticate(store: Store, authorization: str | None, *, allow_bare: bool = False) -> Caller:
-    """Resolve the caller of a request, or raise a 401 :class:`Problem`."""
-    key = extract_key(authorization, allow_bare=allow_bare)
+def extract_key(
+    authorization: str | None,
+    *,
+    allow_bare: bool = False,
+    refuse: Callable[[int, str], Exception] = Problem,
+) -> str:
+    """The key of an ``Authorization`` header value, or a 401 (``refuse(401, detail)``: a
+    :class:`Problem` unless the caller answers in another shape).
+
+    The header value is never put into any message.
+    """
+    key = parse_key(authorization, allow_bare=allow_bare)
+    if key is None:
+        fault = "malformed" if authorization else "missing"
+        raise refuse(401, f"{fault} Authorization header; {_FIX}")
+    return key
+
+
+def find_caller(store: Store, authorization: str | None) -> Caller | None:
+    """The caller a ``Bearer`` key names, or None (for answers that need no key)."""
+    key = parse_key(authorization)
+    return _caller_of(store, key) if key is not None else None
+
+
+def _caller_of(store: Store, key: str) -> Caller | None:
     found = store.lookup_key(key)
     if found is not None:
         return Caller(account_id=found[0], scope=found[1])
     pod = podkeys.resolve(store, key) if key.startswith(podkeys.PREFIX) else None
     if pod is not None:
         return Caller(account_id=pod[0], scope=POD_SCOPE + pod[1])
-    raise Problem(401, f"invalid API key; {_FIX}")
+    return None
+
+
+def authenticate(store: Store, authorization: str | None, *, allow_bare: bool = False) -> Caller:
+    """Resolve the caller of a request, or raise a 401 :class:`Problem`."""
+    caller = _caller_of(store, extract_key(authorization, allow_bare=allow_bare))
+    if caller is None:
+        raise Problem(401, f"invalid API key; {_FIX}")
+    return caller
 
 
 def require_write(caller: Caller) -> None:

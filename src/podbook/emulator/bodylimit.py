@@ -19,8 +19,8 @@ from typing import Any
 
 from podbook.api.queue import MB, RUN_MAX_BYTES, RUNSYNC_MAX_BYTES
 from podbook.emulator.broker.endpoints import RESERVED_IDS
-from podbook.emulator.broker.errors import QueueError, error_response
-from podbook.emulator.problems import Problem, problem_response
+from podbook.emulator.problems import Problem
+from podbook.emulator.routes.errors import problem_response, queue_error
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -151,7 +151,7 @@ class BodyLimit:
         )
         headers = {"Connection": "close"}
         if rule.queue:
-            response = error_response(QueueError(413, detail, headers))
+            response = queue_error(413, detail, headers)
         else:
             response = problem_response(
                 Problem(413, detail, title="Content Too Large", headers=headers)

@@ -1,14 +1,9 @@
-"""problem+json answers: every error the emulator gives has title, status, detail, errors[]."""
+"""REST errors: a :class:`Problem` raised anywhere is answered problem+json (title, status,
+detail, errors[]) by the app's exception handlers (:mod:`podbook.emulator.routes.errors`)."""
 
 from __future__ import annotations
 
 from http import HTTPStatus
-
-from starlette.responses import Response
-
-from podbook.emulator.jsonresp import dumps
-
-PROBLEM_TYPE = "application/problem+json"
 
 
 class Problem(Exception):
@@ -29,23 +24,6 @@ class Problem(Exception):
         self.detail = detail
         self.errors = errors
         self.headers = headers or {}
-
-
-def problem_response(problem: Problem, extra_headers: dict[str, str] | None = None) -> Response:
-    """Render a :class:`Problem` as an HTTP response."""
-    body: dict[str, object] = {
-        "title": problem.title,
-        "status": problem.status,
-        "detail": problem.detail,
-    }
-    if problem.errors:
-        body["errors"] = problem.errors
-    headers = dict(problem.headers)
-    if extra_headers:
-        headers.update(extra_headers)
-    return Response(
-        dumps(body), status_code=problem.status, headers=headers, media_type=PROBLEM_TYPE
-    )
 
 
 def not_found(kind: str, resource_id: str) -> Problem:

@@ -23,8 +23,6 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
-from starlette.requests import Request
-from starlette.responses import Response
 
 import podbook
 from podbook.api.queue import (
@@ -43,7 +41,6 @@ from podbook.api.queue import (
     RequestsResponse,
     StreamResponse,
 )
-from podbook.emulator.jsonresp import json_response
 
 QUEUE_OPENAPI_PATH = "/openapi/queue.json"
 
@@ -448,8 +445,3 @@ def queue_openapi() -> dict[str, Any]:
             "schemas": {**queue_schemas(), **_OPENAI_SCHEMAS},
         },
     }
-
-
-async def serve_queue_openapi(request: Request) -> Response:
-    """``GET /openapi/queue.json`` (no key needed)."""
-    return json_response(queue_openapi())

@@ -12,22 +12,14 @@ from typing import Any, TypeVar
 from podbook.api.base import RequestModel
 from podbook.api.container import container_size_errors
 from podbook.api.validation import RequestRejected, validate_request
-from podbook.emulator.problems import Problem
 
 M = TypeVar("M", bound=RequestModel)
 
 
-def as_problem(exc: RequestRejected) -> Problem:
-    """Turn a :class:`RequestRejected` into a :class:`Problem` (same status, detail, errors)."""
-    return Problem(exc.status, exc.detail, title=exc.title or None, errors=exc.errors or None)
-
-
 def validate(model: type[M], body: Any) -> M:
-    """Validate ``body`` against a request model; raises a 400/422 :class:`Problem`."""
-    try:
-        return validate_request(model, body)
-    except RequestRejected as exc:
-        raise as_problem(exc) from None
+    """Validate ``body`` against a request model; raises a 400/422 :class:`RequestRejected`
+    (answered problem+json)."""
+    return validate_request(model, body)
 
 
 def check_process_size(spec: Mapping[str, Any], whose: str) -> None:
@@ -36,4 +28,4 @@ def check_process_size(spec: Mapping[str, Any], whose: str) -> None:
     :data:`~podbook.api.container.MAX_ARGS_ENV_BYTES`; each part passed on its own."""
     errors = container_size_errors(spec.get("args"), spec.get("env"), whose=whose)
     if errors:
-        raise as_problem(RequestRejected.from_errors(400, errors))
+        raise RequestRejected.from_errors(400, errors)

@@ -31,7 +31,7 @@ import orjson
 
 from podbook.emulator.broker import endpoints as endpoint_defs
 from podbook.emulator.broker.config import BrokerSettings
-from podbook.emulator.broker.errors import QueueError, endpoint_not_found, job_not_found
+from podbook.emulator.broker.errors import QueueRefusal, endpoint_not_found, job_not_found
 from podbook.emulator.broker.jobs import (
     CANCELLED,
     COMPLETED,
@@ -164,7 +164,7 @@ class Broker:
         return queue
 
     def require_endpoint(self, account_id: str, endpoint_id: str) -> EndpointQueue:
-        """The account's endpoint, or a 404 :class:`QueueError`."""
+        """The account's endpoint, or a 404 :class:`QueueRefusal`."""
         queue = self.endpoint(account_id, endpoint_id)
         if queue is None:
             raise endpoint_not_found(endpoint_id)
@@ -325,7 +325,7 @@ class Broker:
     def retry(self, job: Job) -> None:
         """FAILED or TIMED_OUT → IN_QUEUE: same id and input, previous output removed."""
         if job.status not in (FAILED, TIMED_OUT):
-            raise QueueError(
+            raise QueueRefusal(
                 400,
                 f"job {job.id} is {job.status}; only FAILED or TIMED_OUT jobs can be retried",
             )
@@ -462,7 +462,7 @@ class Broker:
         worker = queue.worker(worker_id)
         job = self._running_job(queue, worker, job_id)
         if not isinstance(body, dict):
-            raise QueueError(400, 'result body must be a JSON object such as {"output": ...}')
+            raise QueueRefusal(400, 'result body must be a JSON object such as {"output": ...}')
         if body.get("status") == IN_PROGRESS:
             job.progress = body.get("output")
             return
@@ -489,7 +489,7 @@ class Broker:
         else:
             posted = [body]
         if not all(isinstance(item, dict) and "output" in item for item in posted):
-            raise QueueError(
+            raise QueueRefusal(
                 400,
                 'stream body must be {"output": chunk} or {"stream": [{"output": chunk}, ...]}',
             )
@@ -577,7 +577,7 @@ class Broker:
             raise job_not_found(job_id)
         self._reclaim(queue, worker, job)
         if job.status != IN_PROGRESS:
-            raise QueueError(409, f"job {job_id} is {job.status}, not IN_PROGRESS; post ignored")
+            raise QueueRefusal(409, f"job {job_id} is {job.status}, not IN_PROGRESS; post ignored")
         self.unconfirmed.discard(job_id)
         return job
 

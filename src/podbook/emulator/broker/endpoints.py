@@ -15,8 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from starlette.convertors import CONVERTOR_TYPES, Convertor, register_url_convertor
-
 from podbook.api.endpoints import DEFAULT_SCALING
 from podbook.emulator import catalog_data
 from podbook.emulator.broker.limits import (
@@ -72,28 +70,6 @@ CREATE_FIELDS = frozenset(
         "handler",
     }
 )
-
-
-class EndpointIdConvertor(Convertor[str]):
-    """Path convertor ``{endpoint_id:endpoint}``: an endpoint id, never a REST prefix."""
-
-    regex = (
-        "(?!(?:"
-        + "|".join(re.escape(word) for word in sorted(RESERVED_IDS))
-        + ")(?:/|$))[A-Za-z0-9][A-Za-z0-9_-]*"
-    )
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
-def register_endpoint_convertor() -> None:
-    """Make ``{name:endpoint}`` available in route paths (idempotent)."""
-    if "endpoint" not in CONVERTOR_TYPES:
-        register_url_convertor("endpoint", EndpointIdConvertor())
 
 
 def check_endpoint_id(text: str) -> str | None:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from podbook.emulator.broker.errors import QueueError
+from podbook.emulator.broker.errors import QueueRefusal
 from podbook.emulator.broker.limits import (
     OPERATION_LIMITS,
     PER_WORKER_RATE,
@@ -48,7 +48,7 @@ class QueueRateLimiter:
     def acquire(
         self, account_id: str, endpoint_id: str, op: str, workers: int = 0
     ) -> Counted | None:
-        """Count one request (429 :class:`QueueError` beyond); release it when it ends.
+        """Count one request (429 :class:`QueueRefusal` beyond); release it when it ends.
 
         ``workers`` is the number of workers connected to the endpoint: the rate per 10 s is
         the higher of the base and ``workers`` times the operation's per-worker rate.
@@ -67,14 +67,14 @@ class QueueRateLimiter:
             counter.used = 0
         if counter.used >= rate:
             wait = max(1, math.ceil(counter.window_start + RATE_WINDOW_SECONDS - now))
-            raise QueueError(
+            raise QueueRefusal(
                 429,
                 f"rate limit for /{op} exceeded ({rate} requests per 10 s on this "
                 f"endpoint); retry after {wait} s",
                 headers={"Retry-After": str(wait)},
             )
         if limit.concurrent is not None and counter.in_flight >= limit.concurrent:
-            raise QueueError(
+            raise QueueRefusal(
                 429,
                 f"too many concurrent /{op} requests ({limit.concurrent} at once on this "
                 "endpoint); retry after 1 s",

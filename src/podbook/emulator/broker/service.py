@@ -1,7 +1,7 @@
 """The queue service as the emulator holds it: broker, worker supervision, the load balancer,
 webhooks, limits.
 
-Kept in ``Emulator.extras["queue"]``; :func:`queue_service` finds it from a request.
+Kept in ``Emulator.extras["queue"]``; ``routes.queue.queue_service`` finds it from a request.
 ``start``/``stop`` run in the application's lifespan.
 """
 
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-
-from starlette.requests import HTTPConnection
 
 from podbook.emulator.broker.autoscaler import Autoscaler
 from podbook.emulator.broker.config import BrokerSettings
@@ -114,11 +112,3 @@ class QueueService:
             body["input"] = job.input
             body["webhook"] = job.webhook
             self.webhooks.send(job.webhook, body)
-
-
-def queue_service(request: HTTPConnection) -> QueueService:
-    """The queue service of the emulator serving ``request``."""
-    service: QueueService = request.app.state.emulator.extras[EXTRAS_KEY]
-    if not service.url:  # embedded without a known URL: learn it from the first request
-        service.url = str(request.base_url).rstrip("/")
-    return service

@@ -1,6 +1,7 @@
 """Checks of what clients send to the queue, through the shared contract
-(:mod:`podbook.api.queue`): submission bodies, ``wait`` and ``ttl``. Each failure is one
-``QueueError(400)`` line naming the field and the allowed range."""
+(:mod:`podbook.api.queue`): submission bodies (``wait`` and ``ttl``: ``parse_ms_query``). Each failure is a
+:class:`~podbook.api.validation.RequestRejected`, which the queue routes answer as one
+``{"error": ...}`` 400 line naming the field and the allowed range."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ from typing import Any, Literal
 
 import orjson
 
-from podbook.api.queue import check_payload_size, error_text, parse_ms_query, validate_submission
-from podbook.api.validation import RequestRejected
-from podbook.emulator.broker.errors import QueueError
+from podbook.api.queue import check_payload_size, validate_submission
 
 
 def parse_submission(raw: bytes, operation: Literal["run", "runsync"]) -> dict[str, Any]:
-    """The submission body of ``/run`` or ``/runsync`` (size, then schema), or a 400.
+    """The submission body of ``/run`` or ``/runsync`` (size, then schema).
 
     The common body, ``{"input": {...}}`` alone, is checked without the schema model (it is
     all the model would check); any other goes through it, for its errors.
@@ -23,19 +22,8 @@ def parse_submission(raw: bytes, operation: Literal["run", "runsync"]) -> dict[s
         body = orjson.loads(raw)
     except orjson.JSONDecodeError:
         body = None
-    try:
-        if isinstance(body, dict) and len(body) == 1 and isinstance(body.get("input"), dict):
-            check_payload_size(len(raw), operation)
-            return body
-        validate_submission(raw, operation)
-    except RequestRejected as exc:
-        raise QueueError(400, error_text(exc)) from None
+    if isinstance(body, dict) and len(body) == 1 and isinstance(body.get("input"), dict):
+        check_payload_size(len(raw), operation)
+        return body
+    validate_submission(raw, operation)
     return body  # type: ignore[no-any-return]  # a JSON object: the schema said so
-
-
-def query_ms(raw: str | None, name: Literal["wait", "ttl"], default: int | None) -> int | None:
-    """A millisecond query parameter (``wait`` or ``ttl``) within its range, or a 400."""
-    try:
-        return parse_ms_query(name, raw, default=default)
-    except RequestRejected as exc:
-        raise QueueError(400, error_text(exc)) from None

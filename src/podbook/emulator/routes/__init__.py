@@ -1,23 +1,56 @@
-"""REST routes of the emulator, grouped by resource."""
+"""Every HTTP route of the emulator, grouped by API, and their order.
+
+REST v2/v1 by resource (``pods``, ``podlogs``, ``clusters``, ``catalog``, ``account``,
+``templates``, ``volumes``, ``billing``, ``serverless`` with ``workerlogs``); the queue
+(``queue``: client operations, ``openai``: the OpenAI-compatible route); the worker protocol
+(``worker``: HTTP, ``worker_push``: the push socket); load-balancing endpoints
+(``loadbalancer``, ``lbproxy``); ``meta`` (``/healthz``, the queue's OpenAPI document).
+Shared plumbing: ``rest`` (authenticated REST routes), ``errors`` (the app's exception
+handlers), ``convertors``, ``jsonresp``. The domain (broker, load balancer, pod runtime,
+billing) lives in the packages beside this one and imports no Starlette.
+"""
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
 
-def rest_routes() -> list[BaseRoute]:
-    """Every REST v2 and v1 route, with explicit prefixes (the queue comes after them)."""
+def build_routes() -> list[BaseRoute]:
+    """Every route, in matching order (a flat list: the route table and ``Allow`` read it).
+
+    Queue paths use the ``endpoint`` path convertor, which never matches a REST prefix
+    (``pods``, ``clusters``, ...): they may come before the REST routes, so a queue request
+    does not try every REST pattern first.
+    """
     from podbook.emulator.routes import (
         account,
+        billing,
         catalog,
         clusters,
+        loadbalancer,
+        meta,
+        openai,
         podlogs,
         pods,
+        queue,
+        serverless,
         templates,
         volumes,
+        worker,
+        worker_push,
     )
+    from podbook.emulator.routes.convertors import register_convertors
 
+    register_convertors()
     return [
+        *meta.routes(),
+        # The hot paths first: a request is matched against the routes in order.
+        *queue.routes(),
+        *worker_push.routes(),
+        *worker.routes(),
+        *serverless.routes(),
+        *openai.routes(),
+        *loadbalancer.routes(),
         *pods.routes(),
         *podlogs.routes(),
         *clusters.routes(),
@@ -25,4 +58,5 @@ def rest_routes() -> list[BaseRoute]:
         *account.routes(),
         *templates.routes(),
         *volumes.routes(),
+        *billing.routes(),
     ]

@@ -14,10 +14,10 @@ from starlette.routing import BaseRoute
 
 from podbook.api.account import CreateRegistryRequest, UpdateSshKeysRequest
 from podbook.api.delegations import CreateDelegationRequest, parse_ecr_arn
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import not_found
 from podbook.emulator.registries import drop_from_templates, refuse_delete_in_use
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.validation import validate
 
 

@@ -14,8 +14,8 @@ from starlette.routing import BaseRoute
 
 from podbook.emulator.billing import compute
 from podbook.emulator.billing.window import Window, iso, resolve
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 
 _FILTERS = {
     "pods": "podId",

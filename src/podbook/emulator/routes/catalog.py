@@ -18,9 +18,9 @@ from starlette.routing import BaseRoute
 
 from podbook.api.types import Compliance, DataCenterRegion, VolumeType
 from podbook.emulator import catalog_data
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.templates import public_templates
 
 _CUDA = re.compile(r"^\d+\.\d+$")

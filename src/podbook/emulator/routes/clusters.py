@@ -11,12 +11,12 @@ from starlette.routing import BaseRoute
 from podbook.api.base import to_wire
 from podbook.api.clusters import CreateClusterRequest, UpdateClusterRequest
 from podbook.emulator.clusters import membership, render_cluster
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.placement import place_gpu_pod, with_new_machine
 from podbook.emulator.podruntime.capacity import check_capacity, free_loopback_ip
 from podbook.emulator.pods import iso, new_id, new_pod_record
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.validation import validate
 
 

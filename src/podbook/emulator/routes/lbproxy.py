@@ -25,12 +25,12 @@ from typing import Any
 import httpx
 from starlette.requests import Request
 
-from podbook.emulator.broker.errors import QueueError, error_response
+from podbook.emulator.broker.errors import QueueRefusal
 from podbook.emulator.broker.queues import EndpointQueue
-from podbook.emulator.broker.service import queue_service
 from podbook.emulator.loadbalancer.balancer import LoadBalancer, NoWorkerReady
 from podbook.emulator.loadbalancer.pool import LbWorker
-from podbook.emulator.routes.queue import queue_caller
+from podbook.emulator.routes.errors import queue_error, use_format
+from podbook.emulator.routes.queue import queue_caller, queue_service
 
 log = logging.getLogger("podbook.emulator.loadbalancer")
 
@@ -138,9 +138,9 @@ def resolve(request: Request) -> EndpointQueue:
     endpoint_id = request.path_params["endpoint_id"]
     queue = queue_service(request).broker.require_endpoint(caller.account_id, endpoint_id)
     if request.method not in _READ_METHODS and not caller.can_write:
-        raise QueueError(403, "this API key is read-only (GET and HEAD only); use a full key")
+        raise QueueRefusal(403, "this API key is read-only (GET and HEAD only); use a full key")
     if queue.record.get("type") != LOAD_BALANCER:
-        raise QueueError(
+        raise QueueRefusal(
             400,
             f"endpoint {endpoint_id!r} is a {queue.record.get('type') or 'QUEUE'} endpoint: "
             f"send its jobs to /v2/{endpoint_id}/run or /runsync; /lb/ takes requests for "
@@ -149,9 +149,9 @@ def resolve(request: Request) -> EndpointQueue:
     return queue
 
 
-def no_worker_error(endpoint_id: str, reason: str) -> QueueError:
+def no_worker_error(endpoint_id: str, reason: str) -> QueueRefusal:
     """The 400 a request gets when no worker can take it."""
-    return QueueError(
+    return QueueRefusal(
         400,
         f"endpoint {endpoint_id!r} has no worker ready ({reason}); start one with "
         f"`podbook worker --lb app.py:app --endpoint {endpoint_id}` or "
@@ -179,17 +179,19 @@ class Lease:
 _UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
-def _failure(endpoint_id: str, worker: LbWorker, exc: BaseException, timeout: float) -> QueueError:
+def _failure(
+    endpoint_id: str, worker: LbWorker, exc: BaseException, timeout: float
+) -> QueueRefusal:
     """The error a caller gets when its request could not be passed to ``worker``."""
     if isinstance(exc, asyncio.TimeoutError):
-        return QueueError(
+        return QueueRefusal(
             524,
             f"endpoint {endpoint_id!r}: worker {worker.worker_id} did not answer within "
             f"{timeout:g} s",
         )
     if isinstance(exc, ClientGone):
-        return QueueError(499, "the caller closed the connection")
-    return QueueError(
+        return QueueRefusal(499, "the caller closed the connection")
+    return QueueRefusal(
         502,
         f"endpoint {endpoint_id!r}: worker {worker.worker_id} broke off before answering "
         f"({type(exc).__name__})",
@@ -201,13 +203,10 @@ class LoadBalancerProxy:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        try:
-            queue = resolve(request)
-            balancer = queue_service(request).balancer
-            upstream, lease = await self._forward(scope, receive, queue, balancer)
-        except QueueError as error:
-            await error_response(error)(scope, receive, send)
-            return
+        use_format(request, queue_error)
+        queue = resolve(request)
+        balancer = queue_service(request).balancer
+        upstream, lease = await self._forward(scope, receive, queue, balancer)
         try:
             await self._relay(upstream, lease, receive, send)
         finally:
@@ -229,7 +228,7 @@ class LoadBalancerProxy:
                 worker = await balancer.acquire(queue.key, frozenset(tried), wait=not tried)
             except NoWorkerReady as exc:
                 if tried:
-                    raise QueueError(502, f"endpoint {endpoint_id!r}: {exc}") from None
+                    raise QueueRefusal(502, f"endpoint {endpoint_id!r}: {exc}") from None
                 raise no_worker_error(endpoint_id, str(exc)) from None
             lease = Lease(balancer, worker)
             client = balancer.proxy_client
@@ -245,7 +244,7 @@ class LoadBalancerProxy:
                 reason = f"could not connect ({type(exc).__name__})"
                 balancer.unreachable(balancer.pool(queue.key), worker, reason)
                 if body is not None and body.started:
-                    raise QueueError(502, worker.describe()) from None
+                    raise QueueRefusal(502, worker.describe()) from None
                 tried.add(worker.worker_id)  # nothing reached it: another worker may take it
                 continue
             return upstream, lease

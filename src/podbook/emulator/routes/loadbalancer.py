@@ -1,7 +1,7 @@
 """The load balancer's routes: the pass-through, and how a worker joins and leaves a pool.
 
 ``/lb/{endpoint_id}`` and ``/lb/{endpoint_id}/{path}`` (every method) go to
-:class:`~podbook.emulator.loadbalancer.proxy.LoadBalancerProxy`.
+:class:`~podbook.emulator.routes.lbproxy.LoadBalancerProxy`.
 
 A worker-protocol extension, authenticated with a worker key of the endpoint as the other
 worker routes are: ``POST /v2/{endpoint_id}/lb-worker/{worker_id}`` with
@@ -22,13 +22,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from podbook.api.endpoints import LB_HEALTH_PATH
-from podbook.emulator.broker.errors import QueueError
-from podbook.emulator.broker.protocol import worker_route
+from podbook.emulator.broker.errors import QueueRefusal
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.service import QueueService
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.loadbalancer.pool import LbWorker
-from podbook.emulator.loadbalancer.proxy import LOAD_BALANCER, LoadBalancerProxy
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.lbproxy import LOAD_BALANCER, LoadBalancerProxy
+from podbook.emulator.routes.worker import worker_route
 
 RENEW_SECONDS = 5.0
 """How often a worker renews its registration (so an emulator restart finds it again)."""
@@ -37,21 +37,21 @@ RENEW_SECONDS = 5.0
 def _port(body: dict[str, Any], name: str, default: int | None = None) -> int:
     value = body.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
-        raise QueueError(400, f"{name} must be a TCP port number from 1 to 65535")
+        raise QueueRefusal(400, f"{name} must be a TCP port number from 1 to 65535")
     return value
 
 
 def _health_path(body: dict[str, Any]) -> str:
     path = body.get("healthPath", LB_HEALTH_PATH)
     if not isinstance(path, str) or not path.startswith("/") or len(path) > 200:
-        raise QueueError(400, "healthPath must be a path starting with '/' (e.g. /ping)")
+        raise QueueRefusal(400, "healthPath must be a path starting with '/' (e.g. /ping)")
     return path
 
 
 def _load_balancer(queue: EndpointQueue) -> None:
     if queue.record.get("type") != LOAD_BALANCER:
         endpoint_id = queue.endpoint_id
-        raise QueueError(
+        raise QueueRefusal(
             400,
             f"endpoint {endpoint_id!r} is a QUEUE endpoint: serve a handler with `podbook "
             f"worker handler.py --endpoint {endpoint_id}`, or serve the app on an endpoint "
@@ -65,9 +65,9 @@ async def register(request: Request, queue: EndpointQueue, service: QueueService
     try:
         body = orjson.loads(await request.body())
     except orjson.JSONDecodeError as exc:
-        raise QueueError(400, f"body is not valid JSON ({exc}); post a JSON object") from None
+        raise QueueRefusal(400, f"body is not valid JSON ({exc}); post a JSON object") from None
     if not isinstance(body, dict):
-        raise QueueError(400, 'post a JSON object such as {"port": 8000}')
+        raise QueueRefusal(400, 'post a JSON object such as {"port": 8000}')
     port = _port(body, "port")
     worker = LbWorker(
         worker_id=request.path_params["worker_id"],

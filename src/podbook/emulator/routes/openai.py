@@ -28,18 +28,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from starlette.convertors import CONVERTOR_TYPES, Convertor, register_url_convertor
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
 from podbook.emulator.broker.core import Broker
-from podbook.emulator.broker.errors import QueueError
+from podbook.emulator.broker.errors import QueueRefusal
 from podbook.emulator.broker.jobs import CANCELLED, COMPLETED, FAILED, Job
 from podbook.emulator.openai_format import (
     DONE,
@@ -49,6 +47,7 @@ from podbook.emulator.openai_format import (
     response_body,
     sse_bytes,
 )
+from podbook.emulator.routes.convertors import KNOWN_OPENAI_ROUTES
 from podbook.emulator.routes.queue import QueueRequest, queue_route
 
 log = logging.getLogger("podbook.emulator.openai")
@@ -64,12 +63,12 @@ def _json(status: int, body: Any, headers: dict[str, str]) -> tuple[int, bytes, 
     return status, orjson.dumps(body), {**headers, "content-type": "application/json"}
 
 
-def openai_error_response(error: QueueError) -> Response:
-    """A :class:`QueueError` (auth, unknown endpoint, 429, bad body) in OpenAI's shape."""
+def openai_error_response(status: int, message: str, headers: Mapping[str, str]) -> Response:
+    """An error of the request (auth, unknown endpoint, 429, bad body) in OpenAI's shape."""
     return Response(
-        orjson.dumps(error_body(error.message, error.status)),
-        status_code=error.status,
-        headers=error.headers,
+        orjson.dumps(error_body(message, status)),
+        status_code=status,
+        headers=dict(headers),
         media_type="application/json",
     )
 
@@ -182,7 +181,7 @@ class JobAnswer(Response):
         while True:
             try:
                 page = await self.broker.drain_stream(job, HOLD_SECONDS, cursor)
-            except QueueError:  # deleted (TTL) while we waited
+            except QueueRefusal:  # deleted (TTL) while we waited
                 if not started:
                     await self._send_whole(send, *self._expired())
                     return
@@ -258,13 +257,13 @@ class JobAnswer(Response):
 def _request_body(raw: bytes) -> dict[str, Any]:
     """The JSON object a POST carries, or a 400."""
     if not raw.strip():
-        raise QueueError(400, "the request body is empty; send a JSON object")
+        raise QueueRefusal(400, "the request body is empty; send a JSON object")
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise QueueError(400, f"the request body is not JSON: {exc}") from None
+        raise QueueRefusal(400, f"the request body is not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise QueueError(400, "the request body must be a JSON object")
+        raise QueueRefusal(400, "the request body must be a JSON object")
     return body
 
 
@@ -282,29 +281,11 @@ async def openai_request(req: QueueRequest) -> Response:
     return JobAnswer(req.service.broker, job, stream=stream, release=req.hold_concurrency())
 
 
-KNOWN_ROUTES = {"v1/chat/completions": "POST", "v1/completions": "POST", "v1/models": "GET"}
-"""The routes the service's vLLM worker serves, each with its one method (405 otherwise)."""
-
-
-class OtherOpenAIPath(Convertor[str]):
-    """Path convertor ``{path:openai_other}``: any path but the :data:`KNOWN_ROUTES`."""
-
-    regex = "(?!(?:" + "|".join(re.escape(p) for p in KNOWN_ROUTES) + ")$).+"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
 def routes() -> list[BaseRoute]:
     """The OpenAI-compatible routes: the known ones with their method, and any other path
     under ``/openai/`` (GET or POST; the worker answers it)."""
-    if "openai_other" not in CONVERTOR_TYPES:
-        register_url_convertor("openai_other", OtherOpenAIPath())
     base = "/v2/{endpoint_id:endpoint}/openai/"
-    paths = [(base + path, [method]) for path, method in KNOWN_ROUTES.items()]
+    paths = [(base + path, [method]) for path, method in KNOWN_OPENAI_ROUTES.items()]
     paths.append((base + "{path:openai_other}", ["GET", "POST"]))
     return [
         queue_route(

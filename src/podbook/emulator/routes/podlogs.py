@@ -22,9 +22,10 @@ from starlette.responses import StreamingResponse
 from starlette.routing import BaseRoute
 
 from podbook.api.logs import LOG_SOURCES, TAIL_DEFAULT, TAIL_MAX, parse_event_id, parse_rfc3339
-from podbook.emulator.context import ApiRequest, Emulator, api_route
+from podbook.emulator.context import Emulator
 from podbook.emulator.podlogs import PodLogBook, StoredLine, iter_pages, log_book
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.rest import ApiRequest, api_route
 
 POLL_SECONDS = 0.1
 KEEPALIVE_SECONDS = 15.0

@@ -10,8 +10,6 @@ from starlette.routing import BaseRoute
 from podbook.api.base import to_wire
 from podbook.api.pods import CreatePodRequest, PodActionRequest, UpdatePodRequest
 from podbook.api.validation import RequestRejected, check_patch_mounts
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.lifecycle import ERROR, EXITED, check_action
 from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
 from podbook.emulator.podlogs import log_book
@@ -24,8 +22,10 @@ from podbook.emulator.pods import (
     new_pod_record,
 )
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.templates import apply_template, find_template
-from podbook.emulator.validation import as_problem, check_process_size, validate
+from podbook.emulator.validation import check_process_size, validate
 from podbook.emulator.volumes import place_with_volume
 
 
@@ -144,7 +144,7 @@ async def update_pod(req: ApiRequest) -> Response:
     ensure_not_member(record, "changed")
     mount_errors = check_patch_mounts(record["mounts"] or None, patch.get("mounts") or None)
     if mount_errors:
-        raise as_problem(RequestRejected.from_errors(400, mount_errors))
+        raise RequestRejected.from_errors(400, mount_errors)
     template_id = patch.pop("templateId", None)
     if template_id is not None:
         template = find_template(req.store, req.account_id, template_id)

@@ -12,15 +12,15 @@ import heapq
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from podbook.api.queue import REQUESTS_MAX_ITEMS
+from podbook.api.queue import REQUESTS_MAX_ITEMS, parse_ms_query
 from podbook.emulator.auth import Caller, authenticate
 from podbook.emulator.broker.core import now_ms
 from podbook.emulator.broker.endpoints import start_command
-from podbook.emulator.broker.errors import QueueError, error_response
+from podbook.emulator.broker.errors import QueueRefusal
 from podbook.emulator.broker.jobs import Job
 from podbook.emulator.broker.limits import (
     STREAM_WAIT_DEFAULT_MS,
@@ -28,11 +28,11 @@ from podbook.emulator.broker.limits import (
 )
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.ratelimit import Counted
-from podbook.emulator.broker.service import QueueService, queue_service
+from podbook.emulator.broker.service import EXTRAS_KEY, QueueService
 from podbook.emulator.broker.streams import parse_cursor
-from podbook.emulator.broker.submission import parse_submission, query_ms
-from podbook.emulator.jsonresp import json_response
-from podbook.emulator.problems import Problem
+from podbook.emulator.broker.submission import parse_submission
+from podbook.emulator.routes.errors import ErrorFormat, queue_error, use_format
+from podbook.emulator.routes.jsonresp import json_response
 
 
 @dataclass
@@ -58,19 +58,22 @@ class QueueRequest:
 QueueHandler = Callable[[QueueRequest], Awaitable[Response]]
 
 
+def queue_service(connection: HTTPConnection) -> QueueService:
+    """The queue service of the emulator serving ``connection``."""
+    service: QueueService = connection.app.state.emulator.extras[EXTRAS_KEY]
+    if not service.url:  # embedded without a known URL: learn it from the first request
+        service.url = str(connection.base_url).rstrip("/")
+    return service
+
+
 def queue_caller(request: Request) -> Caller:
-    """The caller of a queue-style route: ``Bearer`` or a bare key; a refusal is the queue's
-    ``{"error": ...}`` 401 (a :class:`QueueError`)."""
-    try:
-        caller = authenticate(
-            request.app.state.emulator.store,
-            request.headers.get("authorization"),
-            allow_bare=True,
-        )
-    except Problem as problem:
-        raise QueueError(problem.status, problem.detail) from None
+    """The caller of a queue-style route: ``Bearer`` or a bare key (401 otherwise, answered in
+    the route's error format)."""
+    caller = authenticate(
+        request.app.state.emulator.store, request.headers.get("authorization"), allow_bare=True
+    )
     if caller.pod_id is not None:
-        raise QueueError(403, "a pod-scoped key cannot call endpoints; use an account API key")
+        raise QueueRefusal(403, "a pod-scoped key cannot call endpoints; use an account API key")
     return caller
 
 
@@ -80,7 +83,7 @@ def refuse_load_balancer(queue: EndpointQueue, emulator_url: str) -> None:
         from podbook.api.endpoints import load_balancer_url
 
         base = load_balancer_url(emulator_url, queue.endpoint_id)
-        raise QueueError(
+        raise QueueRefusal(
             400,
             f"endpoint {queue.endpoint_id!r} is a LOAD_BALANCER endpoint: it has no queue; "
             f"send requests to its workers' own routes at {base}/...",
@@ -94,7 +97,7 @@ def queue_route(
     operation: str,
     *,
     write: bool,
-    render_error: Callable[[QueueError], Response] = error_response,
+    render_error: ErrorFormat = queue_error,
 ) -> Route:
     """A route: authenticate (401), find the endpoint (404), count the operation (429).
 
@@ -102,6 +105,7 @@ def queue_route(
     """
 
     async def endpoint(request: Request) -> Response:
+        use_format(request, render_error)
         service = queue_service(request)
         counter = None
         req: QueueRequest | None = None
@@ -116,10 +120,8 @@ def queue_route(
             )
             req = QueueRequest(request, queue, service, counter)
             if write and not caller.can_write:
-                raise QueueError(403, "this API key is read-only; use a full-access key")
+                raise QueueRefusal(403, "this API key is read-only; use a full-access key")
             return await handler(req)
-        except QueueError as error:
-            return render_error(error)
         finally:
             service.limiter.release(req.counter if req is not None else counter)
 
@@ -137,7 +139,7 @@ async def run(req: QueueRequest) -> Response:
 async def runsync(req: QueueRequest) -> Response:
     """``POST /runsync``: hold until the job ends or ``wait`` ms pass."""
     raw_wait = req.request.query_params.get("wait")
-    wait_ms = query_ms(raw_wait, "wait", WAIT_DEFAULT_MS) or 0
+    wait_ms = parse_ms_query("wait", raw_wait, default=WAIT_DEFAULT_MS) or 0
     body = parse_submission(await req.request.body(), "runsync")
     broker = req.service.broker
     # Retention is 1 min; only a ``wait`` asked for stretches it (up to 5 min).
@@ -154,7 +156,7 @@ def _refuse_expired(req: QueueRequest, job: Job) -> None:
     """404 for a job deleted while a call held (TTL); a job of an endpoint deleted meanwhile
     ended CANCELLED first and is answered as such."""
     if job.id not in req.service.broker.jobs and not job.terminal:
-        raise QueueError(404, f"job {job.id} expired (TTL) before it finished")
+        raise QueueRefusal(404, f"job {job.id} expired (TTL) before it finished")
 
 
 async def status(req: QueueRequest) -> Response:
@@ -162,7 +164,7 @@ async def status(req: QueueRequest) -> Response:
     job = req.job()
     ttl = req.request.query_params.get("ttl")
     if ttl is not None:
-        req.service.broker.set_ttl(job, query_ms(ttl, "ttl", None) or 0)
+        req.service.broker.set_ttl(job, parse_ms_query("ttl", ttl) or 0)
         job = req.job()
     return json_response(job.status_record(now_ms()))
 
@@ -171,7 +173,9 @@ async def status_sync(req: QueueRequest) -> Response:
     """``GET /status-sync/{id}?wait=ms``: hold until the job ends or ``wait`` ms pass
     (1000..300000, default 90000), then answer its record as ``/status`` does. The service's
     JS SDK goes on with it when a ``/runsync`` answered before the job ended."""
-    wait_ms = query_ms(req.request.query_params.get("wait"), "wait", WAIT_DEFAULT_MS) or 0
+    wait_ms = (
+        parse_ms_query("wait", req.request.query_params.get("wait"), default=WAIT_DEFAULT_MS) or 0
+    )
     job = req.job()
     await req.service.broker.wait_done(job, wait_ms / 1000)
     _refuse_expired(req, job)
@@ -181,11 +185,14 @@ async def status_sync(req: QueueRequest) -> Response:
 async def stream(req: QueueRequest) -> Response:
     """``GET /stream/{id}``: long-poll, then drain the chunks buffered since the last call;
     ``?cursor=N`` (extension) answers the chunks from index ``N`` on without draining."""
-    wait_ms = query_ms(req.request.query_params.get("wait"), "wait", STREAM_WAIT_DEFAULT_MS) or 0
+    wait_ms = (
+        parse_ms_query("wait", req.request.query_params.get("wait"), default=STREAM_WAIT_DEFAULT_MS)
+        or 0
+    )
     try:
         cursor = parse_cursor(req.request.query_params.get("cursor"))
     except ValueError as exc:
-        raise QueueError(400, str(exc)) from None
+        raise QueueRefusal(400, str(exc)) from None
     job = req.job()
     return json_response(await req.service.broker.drain_stream(job, wait_ms / 1000, cursor))
 

@@ -42,12 +42,12 @@ from podbook.emulator.broker.endpoints import (
 )
 from podbook.emulator.broker.limits import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS
 from podbook.emulator.broker.queues import EndpointQueue
-from podbook.emulator.broker.service import queue_service
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.loadbalancer.listing import lb_workers_body
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.pods import check_registry
+from podbook.emulator.routes.queue import queue_service
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.routes.workerlogs import worker_logs
 from podbook.emulator.templates import apply_endpoint_template, find_template
 from podbook.emulator.validation import validate

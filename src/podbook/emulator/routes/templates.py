@@ -18,9 +18,9 @@ from starlette.routing import BaseRoute
 
 from podbook.api.base import to_wire
 from podbook.api.templates import CreateTemplateRequest, UpdateTemplateRequest
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.templates import normalize_template, public_templates
 from podbook.emulator.validation import validate
 

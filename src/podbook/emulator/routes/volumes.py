@@ -12,9 +12,9 @@ from starlette.routing import BaseRoute
 from podbook.api.account import CreateNetworkVolumeRequest
 from podbook.api.base import to_wire
 from podbook.api.templates import UpdateNetworkVolumeRequest
-from podbook.emulator.context import ApiRequest, api_route
-from podbook.emulator.jsonresp import json_response
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.validation import validate
 from podbook.emulator.volumes import data_center, volume_type
 

@@ -20,11 +20,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from podbook.emulator.auth import extract_key
-from podbook.emulator.broker.errors import QueueError, endpoint_not_found, error_response
+from podbook.emulator.broker.errors import QueueRefusal, endpoint_not_found
 from podbook.emulator.broker.queues import EndpointQueue
-from podbook.emulator.broker.service import QueueService, queue_service
-from podbook.emulator.jsonresp import json_response
-from podbook.emulator.problems import Problem
+from podbook.emulator.broker.service import QueueService
+from podbook.emulator.routes.errors import queue_error, use_format
+from podbook.emulator.routes.jsonresp import json_response
+from podbook.emulator.routes.queue import queue_service
 
 _OK = b'{"ok":true}'
 
@@ -33,14 +34,13 @@ WorkerHandler = Callable[[Request, EndpointQueue, QueueService], Awaitable[Respo
 
 def worker_queue(request: HTTPConnection, service: QueueService) -> EndpointQueue:
     """The endpoint a worker key serves, checked against the path (401/403/404)."""
-    try:
-        worker_key = extract_key(request.headers.get("authorization"), allow_bare=True)
-    except Problem as problem:
-        raise QueueError(401, problem.detail) from None
+    worker_key = extract_key(
+        request.headers.get("authorization"), allow_bare=True, refuse=QueueRefusal
+    )
     scope = service.broker.worker_scope(worker_key)
     endpoint_id = request.path_params["endpoint_id"]
     if scope is None:
-        raise QueueError(
+        raise QueueRefusal(
             401,
             "invalid worker key; get one with POST /v2/serverless/{endpoint}/worker-keys "
             "(or run 'podbook worker-env ENDPOINT')",
@@ -49,10 +49,12 @@ def worker_queue(request: HTTPConnection, service: QueueService) -> EndpointQueu
         if service.broker.endpoint(scope[0], endpoint_id) is None:
             # Not this key's account's endpoint: the same 404 whether another account has it.
             raise endpoint_not_found(endpoint_id)
-        raise QueueError(403, f"this worker key serves endpoint {scope[1]!r}, not {endpoint_id!r}")
+        raise QueueRefusal(
+            403, f"this worker key serves endpoint {scope[1]!r}, not {endpoint_id!r}"
+        )
     queue = service.broker.endpoint(*scope)
     if queue is None:
-        raise QueueError(404, f"endpoint {endpoint_id!r} no longer exists")
+        raise QueueRefusal(404, f"endpoint {endpoint_id!r} no longer exists")
     return queue
 
 
@@ -60,12 +62,9 @@ def worker_route(path: str, handler: WorkerHandler, methods: list[str]) -> Route
     """A worker route with worker-key authentication and ``{"error"}`` answers."""
 
     async def endpoint(request: Request) -> Response:
+        use_format(request, queue_error)
         service = queue_service(request)
-        try:
-            queue = worker_queue(request, service)
-            return await handler(request, queue, service)
-        except QueueError as error:
-            return error_response(error)
+        return await handler(request, worker_queue(request, service), service)
 
     endpoint.__name__ = handler.__name__
     return Route(path, endpoint, methods=methods)
@@ -76,7 +75,7 @@ async def _json_body(request: Request) -> object:
     try:
         return orjson.loads(raw) if raw.strip() else {}
     except orjson.JSONDecodeError as exc:
-        raise QueueError(400, f"body is not valid JSON ({exc}); post JSON text") from None
+        raise QueueRefusal(400, f"body is not valid JSON ({exc}); post JSON text") from None
 
 
 def watch_disconnect(request: Request) -> asyncio.Future[None]:
@@ -92,7 +91,7 @@ def watch_disconnect(request: Request) -> asyncio.Future[None]:
 def _batch_size(request: Request) -> int:
     raw = request.query_params.get("batch_size", "1")
     if not raw.isdigit() or int(raw) < 1:
-        raise QueueError(400, "batch_size must be a positive integer")
+        raise QueueRefusal(400, "batch_size must be a positive integer")
     return min(int(raw), 1000)
 
 
@@ -169,7 +168,7 @@ async def stream(request: Request, queue: EndpointQueue, service: QueueService) 
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise QueueError(400, f"body is not valid JSON ({exc}); post JSON text") from None
+        raise QueueRefusal(400, f"body is not valid JSON ({exc}); post JSON text") from None
     service.broker.stream_chunk(
         queue, request.path_params["worker_id"], request.path_params["job_id"], body, len(raw)
     )

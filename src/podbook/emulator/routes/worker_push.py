@@ -1,7 +1,7 @@
 """The push path: one WebSocket per podbook worker, ``/v2/{endpoint}/ws/{worker_id}``.
 
 podbook's own worker opens it (authenticated by its worker key, exactly like the HTTP worker
-routes of :mod:`podbook.emulator.broker.protocol`) and then speaks JSON text frames instead
+routes of :mod:`podbook.emulator.routes.worker`) and then speaks JSON text frames instead
 of one HTTP request per take, result and chunk. The broker does the same moves as for the
 HTTP protocol, so a job taken over the socket is as durable, retried and stopped as one taken
 over HTTP. See ``docs/queue-push.md``.
@@ -34,10 +34,11 @@ import orjson
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from podbook.emulator.broker.errors import QueueError
-from podbook.emulator.broker.protocol import worker_queue
+from podbook.emulator.broker.errors import QueueRefusal
 from podbook.emulator.broker.queues import EndpointQueue
-from podbook.emulator.broker.service import QueueService, queue_service
+from podbook.emulator.broker.service import QueueService
+from podbook.emulator.routes.queue import queue_service
+from podbook.emulator.routes.worker import worker_queue
 
 log = logging.getLogger("podbook.emulator.broker")
 
@@ -113,7 +114,7 @@ class PushSession:
                 # over the limit is split the same way, alone or in a batch.
                 size = len(orjson.dumps(body))
                 self.broker.stream_chunk(self.queue, self.worker_id, job_id, body, size)
-        except QueueError as error:
+        except QueueRefusal as error:
             await self.send(
                 {"type": "error", "seq": seq, "status": error.status, "error": error.message}
             )
@@ -152,7 +153,7 @@ async def worker_push(socket: WebSocket) -> None:
     service = queue_service(socket)
     try:
         queue = worker_queue(socket, service)
-    except QueueError as error:
+    except QueueRefusal as error:
         await socket.close(code=POLICY_VIOLATION, reason=error.message[:120])
         return
     await socket.accept()

@@ -17,8 +17,7 @@ from starlette.responses import StreamingResponse
 
 from podbook.api.logs import TAIL_MAX
 from podbook.emulator.broker.queues import EndpointQueue, WorkerState
-from podbook.emulator.broker.service import QueueService, queue_service
-from podbook.emulator.context import ApiRequest
+from podbook.emulator.broker.service import QueueService
 from podbook.emulator.podlogs import StoredLine
 from podbook.emulator.problems import not_found
 from podbook.emulator.routes.podlogs import (
@@ -29,6 +28,8 @@ from podbook.emulator.routes.podlogs import (
     LogQuery,
     parse_log_query,
 )
+from podbook.emulator.routes.queue import queue_service
+from podbook.emulator.routes.rest import ApiRequest
 
 
 def _event(line: StoredLine) -> bytes:
