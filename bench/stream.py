@@ -256,7 +256,7 @@ def run_through_panel(shell: Any, endpoint_id: str, count: int, timeout: float) 
     """``%%runjob ENDPOINT`` streaming ``count`` tokens; the panel once its stream ended."""
     from IPython.utils.capture import capture_output
 
-    from podbook.notebook.jobs.book import book_for
+    from podbook.notebook.endpoints.book import book_for
 
     with capture_output():
         result = shell.run_cell(f'%%runjob {endpoint_id} -o bench_job\n{{"n": {count}}}')

@@ -233,10 +233,10 @@ class Recorder:
 
 def magic_subcommands() -> dict[str, list[str]]:
     """Every magic of the extension with its subcommands (empty: the magic has none)."""
-    from podbook.notebook import endpoints
     from podbook.notebook.account.commands import SUBCOMMANDS
     from podbook.notebook.catalog.commands import build_subcommands as build_catalog_subcommands
-    from podbook.notebook.jobs.commands import (
+    from podbook.notebook.endpoints import manage
+    from podbook.notebook.endpoints.commands import (
         build_endpoint_subcommands,
         build_job_subcommands,
     )
@@ -247,7 +247,7 @@ def magic_subcommands() -> dict[str, list[str]]:
         "pod": list(build_pod_subcommands()),
         "cluster": list(build_cluster_subcommands()),
         "catalog": list(build_catalog_subcommands()),
-        "endpoint": [*endpoints.build_subcommands(), *build_endpoint_subcommands()],
+        "endpoint": [*manage.build_subcommands(), *build_endpoint_subcommands()],
         "job": list(build_job_subcommands()),
         **{magic: list(build()) for magic, build in SUBCOMMANDS.items()},
     }

@@ -20,9 +20,9 @@ import pytest
 from nbhelpers import magics_of, run_cell, wait_until
 
 from podbook import errors
-from podbook.notebook.jobs.health import HealthPanel
-from podbook.notebook.jobs.polling import HealthReading
-from podbook.notebook.jobs.timeline import (
+from podbook.notebook.endpoints.health import HealthPanel
+from podbook.notebook.endpoints.polling import HealthReading
+from podbook.notebook.endpoints.timeline import (
     GONE,
     MAX_LANES,
     MAX_POINTS,

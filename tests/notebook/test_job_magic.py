@@ -33,7 +33,7 @@ def test_status_of_a_job_submitted_elsewhere_is_polled(ip: Any, comms: Any, clie
     result = line(ip, f"%job status {job.id} --endpoint stream-demo")
     from nbhelpers import magics_of
 
-    from podbook.notebook.jobs.book import book_for
+    from podbook.notebook.endpoints.book import book_for
 
     panel = book_for(magics_of(ip).session).known_panel("stream-demo", job.id)
     wait_until(lambda: panel.status == "COMPLETED", timeout=20)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from podbook.notebook.jobs.rate import RateMeter, chunk_tokens
-from podbook.notebook.jobs.streambuffer import PENDING_MAX, TAIL_MAX, StreamBuffer
+from podbook.notebook.endpoints.rate import RateMeter, chunk_tokens
+from podbook.notebook.endpoints.streambuffer import PENDING_MAX, TAIL_MAX, StreamBuffer
 
 
 def test_batches_are_consecutive_and_the_tail_is_bounded() -> None:

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 from IPython.core.error import UsageError
 
-from podbook.notebook.jobs.cellbody import parse_job_input
-from podbook.notebook.jobs.commands import build_runjob_parser, parse_runjob_line
+from podbook.notebook.endpoints.cellbody import parse_job_input
+from podbook.notebook.endpoints.commands import build_runjob_parser, parse_runjob_line
 
 
 def one_line(err: pytest.ExceptionInfo[UsageError]) -> str:

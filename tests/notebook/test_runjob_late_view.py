@@ -14,7 +14,7 @@ from typing import Any
 from nbhelpers import run_cell, wait_until
 from test_runjob_magic import chunk_messages, ended, runjob, streamed
 
-from podbook.notebook.jobs.streambuffer import TAIL_MAX
+from podbook.notebook.endpoints.streambuffer import TAIL_MAX
 
 
 def tail_updates(comms: Any, panel: Any) -> list[list[dict[str, Any]]]:

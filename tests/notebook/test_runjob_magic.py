@@ -8,7 +8,7 @@ from typing import Any
 
 from nbhelpers import assert_one_line_error, magics_of, run_cell, wait_until
 
-from podbook.notebook.jobs.streambuffer import TAIL_MAX
+from podbook.notebook.endpoints.streambuffer import TAIL_MAX
 
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
 
@@ -18,7 +18,7 @@ def runjob(ip: Any, endpoint: str, body: str, flags: str = "", name: str = "nbte
     run = run_cell(ip, f"%%runjob {endpoint} {flags} -o {name}\n{body}")
     assert run.success, run.text
     job = ip.user_ns[name]
-    from podbook.notebook.jobs.book import book_for
+    from podbook.notebook.endpoints.book import book_for
 
     panel = book_for(magics_of(ip).session).known_panel(job.endpoint_id, job.id)
     assert panel is not None

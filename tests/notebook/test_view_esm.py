@@ -14,8 +14,8 @@ import pytest
 from podbook.notebook.billing.panel import BillingPanel
 from podbook.notebook.catalog.panel import CatalogPanel
 from podbook.notebook.chat.panel import ChatPanel
-from podbook.notebook.jobs.health import HealthPanel
-from podbook.notebook.jobs.panel import JobPanel
+from podbook.notebook.endpoints.health import HealthPanel
+from podbook.notebook.endpoints.panel import JobPanel
 from podbook.notebook.panels.assets import VIEWS_DIR, view_asset
 from podbook.notebook.panels.cluster import ClusterPanel
 from podbook.notebook.panels.esm import COMMON, build_esm, live_view_esm

@@ -334,7 +334,7 @@ def nb_shell(emulator, proxy, monkeypatch, tmp_path):
 def test_runjob_panel_stream_loses_nothing_through_drops(nb_shell, proxy):
     from IPython.utils.capture import capture_output
 
-    from podbook.notebook.jobs.book import book_for
+    from podbook.notebook.endpoints.book import book_for
 
     body = '{"prompt": "nb", "max_tokens": 10000, "delay_ms": 0}'
     proxy.drop_after(300_000, times=6)
@@ -359,7 +359,7 @@ def test_runjob_panel_reads_on_after_an_outage_beyond_the_retry_budget(
 ):
     from IPython.utils.capture import capture_output
 
-    from podbook.notebook.jobs.book import book_for
+    from podbook.notebook.endpoints.book import book_for
 
     monkeypatch.setattr("podbook.client._sync.RetryPolicy", lambda: BRIEF)  # 1 s budget
     body = '{"prompt": "out", "max_tokens": 600, "delay_ms": 10}'

@@ -78,7 +78,7 @@ class PodMagics(Magics, Configurable):
         """Stop the refresher and release the client (``%unload_ext podbook``)."""
         if self._session is not None:
             from podbook.notebook.chat.conversation import close_conversations
-            from podbook.notebook.jobs.book import close_book
+            from podbook.notebook.endpoints.book import close_book
             from podbook.notebook.remote.kernels import close_kernels
 
             close_conversations(self._session)
@@ -174,14 +174,14 @@ class PodMagics(Magics, Configurable):
         The cell holds the job's input (JSON or a Python dict; ``{var}`` is expanded). Shows
         the job's live panel (its stream as it arrives, tokens/s, Cancel) and returns the Job.
         """
-        from podbook.notebook.jobs import magic
+        from podbook.notebook.endpoints import magic
 
         return magic.runjob(self, line, cell)
 
     @line_magic
     def job(self, line: str = "") -> Any:
         """Jobs: ``%job status|cancel|retry JOB_ID --endpoint ID``; returns the Job."""
-        from podbook.notebook.jobs import magic
+        from podbook.notebook.endpoints import magic
 
         return magic.job(self, line)
 
@@ -200,6 +200,6 @@ class PodMagics(Magics, Configurable):
     def endpoint(self, line: str = "") -> Any:
         """Endpoints: ``%endpoint create|list|show|update|delete ...``,
         ``%endpoint health|purge ID``, ``%endpoint serve FUNC --name ID``."""
-        from podbook.notebook import endpoints
+        from podbook.notebook.endpoints import magic
 
-        return endpoints.endpoint(self, line)
+        return magic.endpoint(self, line)

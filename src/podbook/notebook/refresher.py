@@ -234,7 +234,7 @@ class Refresher:
                     snapshot.clusters[cluster_id] = to_wire(client.clusters.get(cluster_id))
                 except errors.NotFound:
                     snapshot.gone_clusters.add(cluster_id)
-        from podbook.notebook.jobs.polling import poll_queue_panels
+        from podbook.notebook.endpoints.polling import poll_queue_panels
 
         calls += poll_queue_panels(client, panels)  # job status and endpoint health
         return snapshot, calls

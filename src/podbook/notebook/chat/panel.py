@@ -6,7 +6,7 @@ pieces as ``{"i", "output"}``), ``reply`` (the whole reply, set once it has ende
 re-rendered view and a saved notebook show all of it), ``stats`` (ttft, tokensPerSecond,
 tokens, finishReason, model, jobId), ``busy`` ("stop" while stopping), ``error``.
 
-The reply is read by a :class:`~podbook.notebook.jobs.pump.StreamPump` on background threads
+The reply is read by a :class:`~podbook.notebook.endpoints.pump.StreamPump` on background threads
 (the kernel stays free, so Stop is heard while it streams): pieces go to the view as
 ``{"type": "chunks", "start", "items"}`` messages about every 75 ms, as for a job's stream.
 The view's ``{"type": "ready", "have": n}`` is answered with the pieces after ``n`` still in
@@ -23,9 +23,9 @@ import traitlets
 
 from podbook.notebook.chat.static import turn_html, turn_text
 from podbook.notebook.chat.turn import ENDED, ChatTurn
-from podbook.notebook.jobs.pump import StreamPump
-from podbook.notebook.jobs.rate import RateMeter
-from podbook.notebook.jobs.streambuffer import StreamBuffer
+from podbook.notebook.endpoints.pump import StreamPump
+from podbook.notebook.endpoints.rate import RateMeter
+from podbook.notebook.endpoints.streambuffer import StreamBuffer
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, now_iso, run_in_worker
 

@@ -104,7 +104,7 @@ class ChatTurn:
 
     def answers(self) -> Iterator[dict[str, Any]]:
         """The reply as the stream pump reads it: ``{"stream": [{"output": piece}], "status"}``
-        per piece of text (see :class:`~podbook.notebook.jobs.pump.StreamPump`)."""
+        per piece of text (see :class:`~podbook.notebook.endpoints.pump.StreamPump`)."""
         for delta in self._stream:
             if delta.content:
                 self.status = STREAMING

@@ -1,7 +1,7 @@
-"""``%endpoint create|list|show|update|delete``: serverless endpoints as objects and tables.
+"""``%endpoint create|list|show|update|delete|logs``: serverless endpoints as objects and
+tables (beside ``%endpoint health|purge|serve``, :mod:`.commands`; :mod:`.magic` routes a
+line to either).
 
-Beside ``%endpoint health|purge|serve`` (:mod:`podbook.notebook.jobs`): :func:`endpoint`
-parses the line against both sets of subcommands and hands the job ones over unchanged.
 Each handler calls ``client.endpoints``, shows a static table (text and HTML, the same in a
 live notebook and a saved one; secret-looking env values masked) and returns the object.
 """
@@ -9,20 +9,22 @@ live notebook and a saved one; secret-looking env values masked) and returns the
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
 from podbook.api.secrets import mask_env
 from podbook.notebook import parsing
 from podbook.notebook.display import StaticView
+from podbook.notebook.request import request_model
 from podbook.notebook.values import COMMA_LIST, ENV, POSITIVE_INT, value_type
 
-CRUD_VERBS = ("create", "list", "show", "update", "delete", "logs")
+if TYPE_CHECKING:
+    from podbook.api.endpoints import CreateEndpointRequest, Endpoint, UpdateEndpointRequest
+    from podbook.notebook.dispatch import Handler
+    from podbook.notebook.session import NotebookSession
 
 
 def _non_negative(text: str) -> int:
@@ -48,11 +50,35 @@ FLASHBOOT = value_type(_flashboot, "off, on or priority")
 
 @dataclass(frozen=True)
 class EndpointCommand:
-    """A parsed ``%endpoint create|list|show|update|delete`` line."""
+    """A parsed ``%endpoint create|list|show|update|delete`` line: ``fields`` are those of
+    the create or update request the line gave (by their Python names)."""
 
     verb: str
-    endpoint_id: str | None = None
-    body: dict[str, Any] | None = None
+    endpoint_id: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    output: str | None = None
+
+    def create_request(self) -> CreateEndpointRequest:
+        """The create request (:class:`~podbook.errors.InvalidRequest` for a refused value)."""
+        from podbook.api.endpoints import CreateEndpointRequest
+
+        return request_model(CreateEndpointRequest, **self.fields)
+
+    def update_request(self) -> UpdateEndpointRequest:
+        """The update request (only the flags given change)."""
+        from podbook.api.endpoints import UpdateEndpointRequest
+
+        return request_model(UpdateEndpointRequest, **self.fields)
+
+
+@dataclass(frozen=True)
+class LogsCommand:
+    """``%endpoint logs ID [WORKER] [--tail N] [--source ...]``."""
+
+    endpoint_id: str
+    worker: str | None = None
+    tail: int = 20
+    source: str | None = None
     output: str | None = None
 
 
@@ -99,28 +125,29 @@ def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--flashboot", type=FLASHBOOT, metavar="off|on|priority")
 
 
-def _config_body(ns: argparse.Namespace) -> dict[str, Any]:
+def _config_fields(ns: argparse.Namespace) -> dict[str, Any]:
+    """The request fields the configuration flags gave."""
     workers = {
         key: value
         for key, value in (
             ("min", ns.workers_min),
             ("max", ns.workers_max),
-            ("idleTimeout", ns.idle_timeout),
+            ("idle_timeout", ns.idle_timeout),
         )
         if value is not None
     }
-    optional = {
+    fields = {
         "image": ns.image,
         "args": ns.start_command,
         "handler": ns.handler,
-        "templateId": ns.template,
+        "template_id": ns.template,
         "workers": workers or None,
         "timeout": ns.timeout,
         "env": dict(ns.env) if ns.env else None,
-        "dataCenterIds": ns.dc,
+        "data_center_ids": ns.dc,
         "flashboot": ns.flashboot,
     }
-    return {key: value for key, value in optional.items() if value is not None}
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def _log_tail(text: str) -> int:
@@ -173,19 +200,19 @@ def build_subcommands() -> dict[str, parsing.Subcommand]:
         name = ns.name or ns.name_flag
         if not name:
             raise UsageError("%endpoint create: missing NAME. See `%endpoint create --help`.")
-        body = {"name": name, **_config_body(ns)}
-        return EndpointCommand("create", body=body, output=ns.output)
+        fields = {"name": name, **_config_fields(ns)}
+        return EndpointCommand("create", fields=fields, output=ns.output)
 
     def build_update(ns: argparse.Namespace) -> EndpointCommand:
-        body = _config_body(ns)
+        fields = _config_fields(ns)
         if ns.name is not None:
-            body["name"] = ns.name
-        if not body:
+            fields["name"] = ns.name
+        if not fields:
             raise UsageError(
                 "%endpoint update: nothing to change; give a flag such as --image or "
                 "--workers-max (see `%endpoint update --help`)."
             )
-        return EndpointCommand("update", ns.endpoint_id, body, ns.output)
+        return EndpointCommand("update", ns.endpoint_id, fields, ns.output)
 
     return {
         "create": parsing.Subcommand(create, build_create, "create a serverless endpoint"),
@@ -205,28 +232,10 @@ def build_subcommands() -> dict[str, parsing.Subcommand]:
         ),
         "logs": parsing.Subcommand(
             logs,
-            lambda ns: EndpointCommand(
-                "logs",
-                ns.endpoint_id,
-                {"worker": ns.worker, "tail": ns.tail, "source": ns.source},
-                ns.output,
-            ),
+            lambda ns: LogsCommand(ns.endpoint_id, ns.worker, ns.tail, ns.source, ns.output),
             "print the output of an endpoint's workers",
         ),
     }
-
-
-@cache
-def _subcommands() -> dict[str, parsing.Subcommand]:
-    return build_subcommands()
-
-
-@cache
-def _all_subcommands() -> dict[str, parsing.Subcommand]:
-    """Ours and the job magics' (``health``, ``purge``, ``serve``), for usage and errors."""
-    from podbook.notebook.jobs.commands import build_endpoint_subcommands
-
-    return {**build_endpoint_subcommands(), **_subcommands()}
 
 
 # ---------------------------------------------------------------------------- views
@@ -363,16 +372,16 @@ def details_view(details: EndpointDetails) -> StaticView:
 # ---------------------------------------------------------------------------- handlers
 
 
-def _create(session: Any, command: EndpointCommand) -> Any:
-    endpoint = session.client.endpoints.create(command.body)
+def _create(session: NotebookSession, command: EndpointCommand) -> Endpoint:
+    endpoint = session.client.endpoints.create(command.create_request())
     return session.show(endpoint, endpoint_view)
 
 
-def _list(session: Any, command: EndpointCommand) -> EndpointList:
+def _list(session: NotebookSession, command: EndpointCommand) -> EndpointList:
     return session.show(EndpointList(session.client.endpoints.list()), endpoint_list_view)
 
 
-def _show(session: Any, command: EndpointCommand) -> EndpointDetails:
+def _show(session: NotebookSession, command: EndpointCommand) -> EndpointDetails:
     endpoints = session.client.endpoints
     details = EndpointDetails(
         endpoints.get(command.endpoint_id),
@@ -382,23 +391,22 @@ def _show(session: Any, command: EndpointCommand) -> EndpointDetails:
     return session.show(details, details_view)
 
 
-def _update(session: Any, command: EndpointCommand) -> Any:
-    endpoint = session.client.endpoints.update(command.endpoint_id, command.body)
+def _update(session: NotebookSession, command: EndpointCommand) -> Endpoint:
+    endpoint = session.client.endpoints.update(command.endpoint_id, command.update_request())
     return session.show(endpoint, endpoint_view)
 
 
-def _delete(session: Any, command: EndpointCommand) -> Any:
+def _delete(session: NotebookSession, command: EndpointCommand) -> Endpoint:
     endpoint = session.client.endpoints.get(command.endpoint_id)
     session.client.endpoints.delete(command.endpoint_id)
     print(f"Deleted endpoint {endpoint.id}; its queued and running jobs were cancelled.")
     return endpoint
 
 
-def _logs(session: Any, command: EndpointCommand) -> dict[str, list[Any]]:
+def _logs(session: NotebookSession, command: LogsCommand) -> dict[str, list[Any]]:
     """``%endpoint logs ID [WORKER]``: each worker's last lines (its output is its log)."""
     endpoints = session.client.endpoints
-    options = command.body or {}
-    workers = [options["worker"]] if options.get("worker") else None
+    workers = [command.worker] if command.worker else None
     if workers is None:
         workers = [w.id for w in endpoints.workers(command.endpoint_id).workers]
     if not workers:
@@ -406,7 +414,7 @@ def _logs(session: Any, command: EndpointCommand) -> dict[str, list[Any]]:
     found: dict[str, list[Any]] = {}
     for worker in workers:
         stream = endpoints.worker_logs(
-            command.endpoint_id, worker, tail=options.get("tail"), source=options.get("source")
+            command.endpoint_id, worker, tail=command.tail, source=command.source
         )
         found[worker] = list(stream)
         print(f"worker {worker} ({len(found[worker])} lines)")
@@ -415,7 +423,7 @@ def _logs(session: Any, command: EndpointCommand) -> dict[str, list[Any]]:
     return found
 
 
-HANDLERS: dict[str, Callable[[Any, EndpointCommand], Any]] = {
+HANDLERS: dict[str, Handler] = {
     "create": _create,
     "list": _list,
     "show": _show,
@@ -423,23 +431,3 @@ HANDLERS: dict[str, Callable[[Any, EndpointCommand], Any]] = {
     "delete": _delete,
     "logs": _logs,
 }
-
-
-def endpoint(magics: Any, line: str) -> Any:
-    """``%endpoint SUBCOMMAND ...``: ours here, ``health|purge|serve`` to the job magics."""
-    from podbook.notebook.errors import user_facing_errors
-
-    words = parsing.split_line(line, "%endpoint")
-    if words and words[0] not in CRUD_VERBS and words[0] in _all_subcommands():
-        from podbook.notebook.jobs import magic
-
-        return magic.endpoint(magics, line)
-    try:
-        name, command = parsing.parse_line("endpoint", line, _all_subcommands())
-    except parsing.HelpShown:
-        return None
-    with user_facing_errors(f"endpoint {name}"), magics.forget_a_stopped_emulator():
-        result = HANDLERS[name](magics.session, command)
-    if command.output:
-        magics.shell.user_ns[command.output] = result
-    return result

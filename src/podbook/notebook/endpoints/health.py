@@ -3,7 +3,7 @@
 
 Traits: ``endpointId``, ``health`` (the ``/health`` body: ``{"jobs": {completed, failed,
 inProgress, inQueue, retried}, "workers": {idle, running, ...}}``), ``timeline`` (the worker
-timeline of the last minutes: :meth:`~podbook.notebook.jobs.timeline.WorkerTimeline.to_wire`,
+timeline of the last minutes: :meth:`~podbook.notebook.endpoints.timeline.WorkerTimeline.to_wire`,
 plus a ``note`` when the workers listing cannot be read), ``error``, ``connection``,
 ``updated``. The session's one refresher thread reads ``/health`` and the REST workers
 listing (``GET /v2/serverless/{id}/workers``) each tick (once per endpoint, however many
@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 
 import traitlets
 
-from podbook.notebook.jobs.polling import HealthReading
-from podbook.notebook.jobs.records import to_plain
-from podbook.notebook.jobs.static import health_html, health_text
-from podbook.notebook.jobs.timeline import WorkerTimeline, timeline_summary
+from podbook.notebook.endpoints.polling import HealthReading
+from podbook.notebook.endpoints.records import to_plain
+from podbook.notebook.endpoints.static import health_html, health_text
+from podbook.notebook.endpoints.timeline import WorkerTimeline, timeline_summary
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, now_iso
 
@@ -67,10 +67,10 @@ class HealthPanel(Panel):
         return ("health", self.endpointId, "workers")
 
     def apply_queue(self, result: Any) -> None:
-        """Take the refresher's reading (a :class:`~podbook.notebook.jobs.polling.
+        """Take the refresher's reading (a :class:`~podbook.notebook.endpoints.polling.
         HealthReading`, a ``/health`` body, or the exception the ``/health`` read raised)."""
         from podbook import errors
-        from podbook.notebook.jobs.errors import describe_job_failure
+        from podbook.notebook.endpoints.errors import describe_job_failure
 
         with self.hold_sync():
             if isinstance(result, errors.NotFound):

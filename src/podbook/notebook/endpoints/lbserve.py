@@ -14,8 +14,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from podbook.notebook.jobs.book import JobBook
-from podbook.notebook.jobs.commands import ServeCommand
+from podbook.notebook.endpoints.book import JobBook
+from podbook.notebook.endpoints.commands import ServeCommand
 
 __all__ = ["endpoint_serve_app"]
 

@@ -12,7 +12,7 @@ import json
 from html import escape
 from typing import Any
 
-from podbook.notebook.jobs.rate import chunk_text
+from podbook.notebook.endpoints.rate import chunk_text
 from podbook.notebook.panels.snapshot import BOX_STYLE
 
 TEXT_TAIL_CHARS = 2_000

@@ -21,9 +21,9 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from podbook.notebook.jobs.rate import RateMeter
-from podbook.notebook.jobs.records import chunk_parts
-from podbook.notebook.jobs.streambuffer import StreamBuffer
+from podbook.notebook.endpoints.rate import RateMeter
+from podbook.notebook.endpoints.records import chunk_parts
+from podbook.notebook.endpoints.streambuffer import StreamBuffer
 
 log = logging.getLogger(__name__)
 

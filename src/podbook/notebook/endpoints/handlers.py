@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from podbook.notebook.jobs.book import EndpointHealth, JobBook
-from podbook.notebook.jobs.commands import EndpointCommand, JobCommand, RunJobCommand, ServeCommand
+from podbook.notebook.endpoints.book import EndpointHealth, JobBook
+from podbook.notebook.endpoints.commands import (
+    EndpointCommand,
+    JobCommand,
+    RunJobCommand,
+    ServeCommand,
+)
 
 FOLLOW_BY_MODE = {"stream": "stream", "async": "poll", "sync": "poll"}
 
@@ -71,7 +76,7 @@ def job_retry(book: JobBook, command: JobCommand) -> Any:
 def endpoint_health(book: JobBook, command: EndpointCommand) -> EndpointHealth:
     """``%endpoint health``: job and worker counts and the worker timeline, in a panel that
     keeps refreshing."""
-    from podbook.notebook.jobs.polling import read_workers
+    from podbook.notebook.endpoints.polling import read_workers
 
     client = book.session.client
     health = client.endpoint(command.endpoint_id).health()
@@ -92,14 +97,14 @@ def endpoint_serve(book: JobBook, command: ServeCommand, namespace: Mapping[str,
     worker thread; returns the worker's handle (``.stop()``). Run again on the same endpoint,
     it swaps the handler for the next job (hot reload); with ``--watch FILE.py[:FUNC]`` the
     handler comes from a file, reloaded whenever it changes
-    (:mod:`~podbook.notebook.jobs.serving`). With ``--openai``, FUNC is a generator of text
+    (:mod:`~podbook.notebook.endpoints.serving`). With ``--openai``, FUNC is a generator of text
     pieces served as an OpenAI-compatible endpoint; with ``--lb`` the name is an app
-    (:func:`~podbook.notebook.jobs.lbserve.endpoint_serve_app`)."""
+    (:func:`~podbook.notebook.endpoints.lbserve.endpoint_serve_app`)."""
     if command.lb:
-        from podbook.notebook.jobs.lbserve import endpoint_serve_app
+        from podbook.notebook.endpoints.lbserve import endpoint_serve_app
 
         return endpoint_serve_app(book, command, namespace)
-    from podbook.notebook.jobs.serving import endpoint_serve_file, endpoint_serve_function
+    from podbook.notebook.endpoints.serving import endpoint_serve_file, endpoint_serve_function
 
     if command.watch is not None:
         return endpoint_serve_file(book, command)

@@ -13,7 +13,7 @@ The panel follows its job in one of two ways:
   to polling; when it broke beyond the client's retries on a service that offers the
   resumable cursor, the panel shows "reconnecting" and reads on from where it stopped.
 - **poll**: the session's one refresher thread reads ``/status`` each tick
-  (:mod:`podbook.notebook.jobs.polling`) until the job has ended.
+  (:mod:`podbook.notebook.endpoints.polling`) until the job has ended.
 
 The view's ``{"type": "ready", "have": n}`` is answered with the chunks after ``n`` still
 in the tail; ``{"type": "action", "action": "cancel"|"retry"}`` runs on a worker thread.
@@ -29,16 +29,16 @@ from typing import Any, ClassVar
 
 import traitlets
 
-from podbook.notebook.jobs.pump import StreamPump
-from podbook.notebook.jobs.rate import RateMeter
-from podbook.notebook.jobs.records import (
+from podbook.notebook.endpoints.pump import StreamPump
+from podbook.notebook.endpoints.rate import RateMeter
+from podbook.notebook.endpoints.records import (
     ACTIVE_JOB_STATUSES,
     RETRYABLE_JOB_STATUSES,
     TERMINAL_JOB_STATUSES,
     job_state,
 )
-from podbook.notebook.jobs.static import job_html, job_text
-from podbook.notebook.jobs.streambuffer import TAIL_MAX, StreamBuffer
+from podbook.notebook.endpoints.static import job_html, job_text
+from podbook.notebook.endpoints.streambuffer import TAIL_MAX, StreamBuffer
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 
@@ -308,7 +308,7 @@ class JobPanel(Panel):
 
         Runs on the kernel's shell thread (where comm messages arrive), so it waits for a
         busy cell to end; until then the flusher keeps the ``tail`` trait current
-        (:data:`~podbook.notebook.jobs.streambuffer.UNANSWERED_TAIL_INTERVAL`)."""
+        (:data:`~podbook.notebook.endpoints.streambuffer.UNANSWERED_TAIL_INTERVAL`)."""
         self._view_ready = True
         batch = self._buffer.backlog_after(have)
         if batch is not None:
@@ -335,7 +335,7 @@ class JobPanel(Panel):
 
     def _run_action(self, action: str) -> None:
         from podbook import errors
-        from podbook.notebook.jobs.errors import describe_job_failure
+        from podbook.notebook.endpoints.errors import describe_job_failure
 
         try:
             if action == "cancel":

@@ -27,7 +27,7 @@ class EndpointHealth:
     read) and its worker ``timeline``.
 
     ``.jobs`` and ``.workers`` (and any other attribute) are those of the ``/health`` body.
-    ``timeline`` (a :class:`~podbook.notebook.jobs.timeline.WorkerTimeline`) starts with this
+    ``timeline`` (a :class:`~podbook.notebook.endpoints.timeline.WorkerTimeline`) starts with this
     reading; the panel that shows it keeps adding a sample at each refresh, so
     ``report.timeline.summary()`` and ``.live_workers()`` are current while the panel lives.
     """
@@ -41,8 +41,8 @@ class EndpointHealth:
         if self.timeline is None:
             import time
 
-            from podbook.notebook.jobs.records import to_plain
-            from podbook.notebook.jobs.timeline import WorkerTimeline
+            from podbook.notebook.endpoints.records import to_plain
+            from podbook.notebook.endpoints.timeline import WorkerTimeline
 
             self.timeline = WorkerTimeline()
             listing = None if isinstance(self.listing, BaseException) else self.listing
@@ -54,8 +54,8 @@ class EndpointHealth:
         return getattr(self.health, name)
 
     def __repr__(self) -> str:
-        from podbook.notebook.jobs.records import to_plain
-        from podbook.notebook.jobs.static import health_text
+        from podbook.notebook.endpoints.records import to_plain
+        from podbook.notebook.endpoints.static import health_text
 
         body = to_plain(self.health) or {}
         return health_text(self.endpoint_id, body, timeline=self.timeline.summary())
@@ -79,7 +79,7 @@ class JobBook:
     def job_panel(self, job: Any, follow: str = "poll") -> Any:
         """The live panel of ``job`` (a client ``Job``): the one already shown (as it is), or
         a new one that follows the job by ``follow`` (``"stream"`` or ``"poll"``)."""
-        from podbook.notebook.jobs.panel import JobPanel
+        from podbook.notebook.endpoints.panel import JobPanel
 
         key = (job.endpoint_id, job.id)
         with self._lock:
@@ -114,8 +114,8 @@ class JobBook:
     @staticmethod
     def job_static(job: Any) -> StaticView:
         """The static form of a ``Job`` from its latest record (no widget, no call)."""
-        from podbook.notebook.jobs.records import job_state
-        from podbook.notebook.jobs.static import job_html, job_text
+        from podbook.notebook.endpoints.records import job_state
+        from podbook.notebook.endpoints.static import job_html, job_text
 
         record = job.record if job.record is not None else {"id": job.id}
         state = job_state(record, job.endpoint_id)
@@ -123,7 +123,7 @@ class JobBook:
 
     def health_panel(self, report: EndpointHealth) -> Any:
         """A live :class:`HealthPanel`, refreshed by the session's refresher thread."""
-        from podbook.notebook.jobs.health import HealthPanel
+        from podbook.notebook.endpoints.health import HealthPanel
 
         panel = HealthPanel(
             report.endpoint_id, report.health, report.listing, history=report.timeline
@@ -134,8 +134,8 @@ class JobBook:
     @staticmethod
     def health_static(report: EndpointHealth) -> StaticView:
         """The static form of an endpoint's health."""
-        from podbook.notebook.jobs.records import to_plain
-        from podbook.notebook.jobs.static import health_html, health_text
+        from podbook.notebook.endpoints.records import to_plain
+        from podbook.notebook.endpoints.static import health_html, health_text
 
         body = to_plain(report.health) or {}
         summary = report.timeline.summary()
