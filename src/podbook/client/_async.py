@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -94,31 +96,61 @@ class AsyncClient:
         """The quota announced by the latest response (``RateLimit`` headers), or None."""
         return self._core.rate_limit
 
+    @property
+    def retry(self) -> RetryPolicy:
+        """When calls are tried again (a call's own ``Call.retry`` wins)."""
+        return self._core.retry
+
     def endpoint(self, endpoint_id: str) -> AsyncEndpointClient:
         """One serverless queue endpoint: ``await client.endpoint("echo").run({...})``."""
         return AsyncEndpointClient(self, endpoint_id)
 
-    async def request(self, call: Call[T]) -> T:
-        """Send ``call`` (retrying as the retry policy allows) and return its result."""
-        attempt = 0
-        waited = 0.0
+    async def _send(
+        self, call: Call[Any], on_retry: Callable[[], None] | None, *, stream: bool
+    ) -> httpx.Response:
+        """The final answer to ``call`` (any status), tried again as its retry policy allows:
+        this face's one send loop (:class:`~podbook.client.core.Attempts` decides)."""
+        tries = self._core.attempts(self._http, call)
         while True:
-            attempt += 1
-            request = self._core.build_request(self._http, call)
             try:
-                response = await self._http.send(request)
+                response = await self._http.send(tries.request(), stream=stream)
             except httpx.TransportError as exc:
-                delay = self._core.retry.delay_after_error(call, exc, attempt, waited)
-                if delay is None:
-                    raise self._core.connection_failed(call, exc) from exc
+                delay = tries.after_error(exc)
             else:
-                self._core.record_rate_limit(response)
-                delay = self._core.retry.delay_after_response(call, response, attempt, waited)
+                delay = tries.after_response(response)
                 if delay is None:
-                    return self._core.finish(call, response)
+                    return response
                 await response.aclose()
             await asyncio.sleep(delay)
-            waited += delay
+            if on_retry is not None:
+                on_retry()
+
+    async def request(self, call: Call[T]) -> T:
+        """Send ``call`` (retrying as the retry policy allows) and return its result."""
+        return self._core.finish(call, await self._send(call, None, stream=False))
+
+    @asynccontextmanager
+    async def stream(
+        self, call: Call[Any], *, on_retry: Callable[[], None] | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        """Send ``call`` as :meth:`request` does (same retries, ``Retry-After``, errors) and
+        yield its answer open, its body not read yet (httpx's ``send(..., stream=True)``):
+        ``async with client.stream(call) as response: ...``. The response is closed on leaving.
+
+        An error status raises its typed :class:`~podbook.errors.APIError` before anything
+        is yielded; a transport error while the body is read raises
+        :class:`~podbook.errors.ConnectionFailed` (caused by it). ``on_retry`` is called
+        after each pause, just before the call is sent again.
+        """
+        response = await self._send(call, on_retry, stream=True)
+        try:
+            with self._core.reading(call):
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._core.finish(call, response)
+                yield response
+        finally:
+            await response.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool."""

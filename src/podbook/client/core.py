@@ -3,17 +3,19 @@
 A resource method describes its request as a :class:`Call` (method, base, path, query,
 JSON body, and how to turn the answer into models). :class:`ClientCore` turns a ``Call``
 into an ``httpx.Request`` and an ``httpx.Response`` into the call's result or a typed
-exception, and :class:`RetryPolicy` decides whether and when to try again. The sync and
-async faces only send requests and sleep.
+exception, :class:`RetryPolicy` decides whether and when to try again, and
+:class:`Attempts` holds one call's tries. The sync and async faces only send requests and
+sleep: their ``request`` and ``stream`` share one send loop each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -37,10 +39,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "JSON_ACCEPT",
+    "Attempts",
     "BodyParser",
     "Call",
     "ClientCore",
     "RetryPolicy",
+    "call_result",
     "error_from_response",
     "parse_retry_after",
 ]
@@ -56,6 +60,11 @@ JSON_ACCEPT = "application/json, application/problem+json"
 """The default ``Accept``: answers are JSON, errors problem+json (a server that negotiates
 strictly cannot send a documented error to a client that accepts only JSON)."""
 _MAX_DETAIL = 300
+_KEPT_HEADERS = frozenset(
+    {"retry-after", "ratelimit", "ratelimit-policy", "content-type", "x-request-id"}
+)
+"""Headers of an error answer that its exception keeps (``x-request-id`` names the job of an
+``/openai`` request on the local emulator)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,14 @@ class Call(Generic[T]):
     resendable: bool | None = None
     """Whether sending it twice has the same effect as once; None: decided by the method. A
     draining ``GET /stream`` is not (its reader retries it with what it knows)."""
+    headers: Mapping[str, str] | None = None
+    """Headers of this call over the client's (a stream's ``Accept``, ``Last-Event-ID``)."""
+    read_timeout: float | None = None
+    """Read timeout (seconds) in place of the client's, shorter or longer (a stream's idle
+    bound); wins over :attr:`timeout`."""
+    retry: RetryPolicy | None = None
+    """This call's retry policy in place of the client's (a stream that resumes on its own
+    tries once: ``RetryPolicy(max_attempts=1)``)."""
 
     @property
     def idempotent(self) -> bool:
@@ -223,11 +240,7 @@ def error_from_response(response: httpx.Response, secret: str | None = None) -> 
     kwargs: dict[str, Any] = {
         "method": request.method,
         "url": str(request.url),
-        "headers": {
-            k: v
-            for k, v in response.headers.items()
-            if k.lower() in {"retry-after", "ratelimit", "ratelimit-policy", "content-type"}
-        },
+        "headers": {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS},
     }
     if cls is RateLimited:
         kwargs["retry_after"] = parse_retry_after(response.headers.get("Retry-After"))
@@ -318,13 +331,16 @@ class ClientCore:
     ) -> httpx.Request:
         """The ``httpx.Request`` for ``call`` (auth and user agent come from ``http``)."""
         extra: dict[str, Any] = {}
-        if call.timeout is not None and http.timeout.read is not None:
+        read = call.read_timeout
+        if read is None and call.timeout is not None and http.timeout.read is not None:
+            read = max(http.timeout.read, call.timeout)
+        if read is not None:
+            base = http.timeout
             extra["timeout"] = httpx.Timeout(
-                http.timeout.connect,
-                read=max(http.timeout.read, call.timeout),
-                write=http.timeout.write,
-                pool=http.timeout.pool,
+                base.connect, read=read, write=base.write, pool=base.pool
             )
+        if call.headers:
+            extra["headers"] = call.headers
         return http.build_request(
             call.method,
             self._bases[call.base] + call.path,
@@ -332,6 +348,10 @@ class ClientCore:
             json=call.json,
             **extra,
         )
+
+    def attempts(self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> Attempts:
+        """The tries of ``call`` over ``http``, under its retry policy (else the client's)."""
+        return Attempts(self, http, call, call.retry or self.retry)
 
     def record_rate_limit(self, response: httpx.Response) -> None:
         """Keep ``response``'s ``RateLimit`` headers, if any, for :attr:`rate_limit`.
@@ -357,31 +377,22 @@ class ClientCore:
             logger.debug("%s %s -> %s", response.request.method, response.request.url, status)
         if status >= 400:
             raise error_from_response(response, self._secret)
-        parse = call.parse
-        if parse is None:
-            return None  # type: ignore[return-value]
-        content = response.content
-        try:
-            if status == 204 or not content:
-                return parse(None)
-            if isinstance(parse, BodyParser):
-                return parse.from_json(content)
-            try:
-                body = response.json()
-            except (ValueError, UnicodeDecodeError):
-                raise _unexpected(response, "the body is not JSON") from None
-            return parse(body)
-        except ValidationError as exc:
-            if any(error["type"] == "json_invalid" for error in exc.errors()):
-                raise _unexpected(response, "the body is not JSON") from None
-            raise _unexpected(response, f"cannot read the answer ({_first_line(exc)})") from None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _unexpected(response, "the body is not JSON") from None
-        except (KeyError, TypeError) as exc:
-            raise _unexpected(response, f"cannot read the answer ({_first_line(exc)})") from None
+        return call_result(call, response)
 
-    def connection_failed(self, call: Call[Any], exc: httpx.TransportError) -> ConnectionFailed:
-        """The error for a request that never got an answer."""
+    @contextlib.contextmanager
+    def reading(self, call: Call[Any]) -> Iterator[None]:
+        """Around the reading of ``call``'s streamed answer: a transport or stream error
+        raised inside is raised as the call's :class:`~podbook.errors.ConnectionFailed`
+        (caused by it)."""
+        try:
+            yield
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            raise self.connection_failed(call, exc) from exc
+
+    def connection_failed(
+        self, call: Call[Any], exc: httpx.TransportError | httpx.StreamError
+    ) -> ConnectionFailed:
+        """The error for a request that never got an answer, or whose answer broke off."""
         reason = _scrub(str(exc) or type(exc).__name__, self._secret)
         if self.settings.local:
             hint = "the local emulator may have stopped; create a new Client() to start it again"
@@ -397,6 +408,92 @@ class ClientCore:
                 f"the request may have been carried out, so it was not sent again: {check}; {hint}"
             )
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
+
+
+class Attempts:
+    """The tries of one call, without I/O: the request of each, and after each outcome
+    whether (and how long) to wait before the next. The one send loop of each face::
+
+        tries = core.attempts(http, call)
+        while True:
+            try:
+                response = send(tries.request())
+            except httpx.TransportError as exc:
+                delay = tries.after_error(exc)  # raises ConnectionFailed when it is over
+            else:
+                delay = tries.after_response(response)
+                if delay is None:
+                    return response  # the final answer, whatever its status
+                close(response)
+            sleep(delay)
+    """
+
+    __slots__ = ("attempt", "call", "core", "http", "policy", "waited")
+
+    def __init__(
+        self,
+        core: ClientCore,
+        http: httpx.Client | httpx.AsyncClient,
+        call: Call[Any],
+        policy: RetryPolicy,
+    ) -> None:
+        self.core = core
+        self.http = http
+        self.call = call
+        self.policy = policy
+        self.attempt = 0
+        self.waited = 0.0
+
+    def request(self) -> httpx.Request:
+        """The request of the next try."""
+        self.attempt += 1
+        return self.core.build_request(self.http, self.call)
+
+    def after_error(self, exc: httpx.TransportError) -> float:
+        """Seconds to wait before the next try after ``exc``; raises the call's
+        :class:`~podbook.errors.ConnectionFailed` (caused by ``exc``) when it may not retry."""
+        delay = self.policy.delay_after_error(self.call, exc, self.attempt, self.waited)
+        if delay is None:
+            raise self.core.connection_failed(self.call, exc) from exc
+        self.waited += delay
+        return delay
+
+    def after_response(self, response: httpx.Response) -> float | None:
+        """Seconds to wait before the next try after ``response`` (a 429, a 5xx worth
+        another try), or None when it is the call's answer."""
+        self.core.record_rate_limit(response)
+        delay = self.policy.delay_after_response(self.call, response, self.attempt, self.waited)
+        if delay is not None:
+            self.waited += delay
+        return delay
+
+
+def call_result(call: Call[T], response: httpx.Response) -> T:
+    """The result of ``call`` from a successful ``response`` (its body read), through
+    ``call.parse``; an unreadable body raises an "Unexpected response" :class:`APIError`."""
+    status = response.status_code
+    parse = call.parse
+    if parse is None:
+        return None  # type: ignore[return-value]
+    content = response.content
+    try:
+        if status == 204 or not content:
+            return parse(None)
+        if isinstance(parse, BodyParser):
+            return parse.from_json(content)
+        try:
+            body = response.json()
+        except (ValueError, UnicodeDecodeError):
+            raise _unexpected(response, "the body is not JSON") from None
+        return parse(body)
+    except ValidationError as exc:
+        if any(error["type"] == "json_invalid" for error in exc.errors()):
+            raise _unexpected(response, "the body is not JSON") from None
+        raise _unexpected(response, f"cannot read the answer ({_first_line(exc)})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise _unexpected(response, "the body is not JSON") from None
+    except (KeyError, TypeError) as exc:
+        raise _unexpected(response, f"cannot read the answer ({_first_line(exc)})") from None
 
 
 def _first_line(exc: Exception) -> str:

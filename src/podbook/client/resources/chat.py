@@ -23,18 +23,18 @@ service is never sent again (it would start a second job).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import httpx
 
-from podbook.client.core import Call, invalid_request_from
+from podbook.client.core import Call, call_result, invalid_request_from
 from podbook.client.sse import SseEvent, SseParser
-from podbook.errors import APIError, error_class_for_status
+from podbook.errors import APIError, ConnectionFailed, error_class_for_status
 
 if TYPE_CHECKING:
     from podbook.api.openai import ChatCompletion, ChatDelta, ChatResult, Usage
@@ -268,20 +268,16 @@ def _is_event_stream(response: httpx.Response) -> bool:
     return response.headers.get("Content-Type", "").startswith("text/event-stream")
 
 
-_BROKEN = (httpx.TransportError, httpx.StreamError)
-
-
 class _ChatReader:
-    """What both stream faces share: the call, the tally, the request and retry decisions."""
+    """What both stream faces share: the call, the tally, and what an answer means. The
+    request goes through the client's ``stream`` (its retries, ``Retry-After`` and errors)."""
 
     def __init__(self, client: Client | AsyncClient, call: Call[Any]) -> None:
         self._client = client
-        self._call = call
+        self._call = replace(call, headers={"Accept": STREAM_ACCEPT})
         self._tally = ChatTally(client.settings.queue_url + call.path)
         self._response: httpx.Response | None = None
         self._closed = False
-        self._attempt = 0
-        self._waited = 0.0
         self.result: ChatResult | None = None
 
     @property
@@ -294,41 +290,19 @@ class _ChatReader:
         """The reply so far."""
         return "".join(self._tally.parts)
 
-    def _request(self) -> httpx.Request:
-        self._attempt += 1
-        request = self._client._core.build_request(self._client._http, self._call)
-        request.headers["Accept"] = STREAM_ACCEPT
-        return request
-
-    def _delay_after_error(self, exc: httpx.TransportError) -> float:
-        """Seconds to wait before sending again (only when it never reached the service)."""
-        core = self._client._core
-        delay = core.retry.delay_after_error(self._call, exc, self._attempt, self._waited)
-        if delay is None:
-            raise core.connection_failed(self._call, exc) from exc
-        return self._waited_for(delay)
-
-    def _delay_after(self, response: httpx.Response) -> float | None:
-        """Seconds to wait before sending again (a 429), or None to read this answer."""
-        core = self._client._core
-        core.record_rate_limit(response)
-        delay = core.retry.delay_after_response(self._call, response, self._attempt, self._waited)
-        return None if delay is None else self._waited_for(delay)
-
-    def _waited_for(self, delay: float) -> float:
-        self._waited += delay
-        return delay
-
     def _started(self, response: httpx.Response) -> bool:
         """Take the answer's headers; True when it is an event stream (else read it whole)."""
         self._response = response
         self._tally.take_response(response)
-        return response.status_code < 400 and _is_event_stream(response)
+        return _is_event_stream(response)
+
+    def _refused(self, error: APIError) -> None:
+        """An error answer: note the job it names (the local emulator's ``x-request-id``)."""
+        self._tally.job_id = error.headers.get(JOB_ID_HEADER) or self._tally.job_id
 
     def _whole(self, response: httpx.Response) -> list[ChatDelta]:
-        """The deltas of an answer read whole (raises the typed error of an error status)."""
-        completion = self._client._core.finish(self._call, response)
-        self.result = self._tally.completion_result(completion)
+        """The deltas of an answer read whole."""
+        self.result = self._tally.completion_result(call_result(self._call, response))
         return _whole_reply(self.result)
 
     def partial(self) -> ChatResult:
@@ -337,12 +311,6 @@ class _ChatReader:
 
     def _ended(self) -> None:
         self.result = self._tally.result(stopped=self._closed)
-
-    def _broken(self, exc: Exception) -> None:
-        """A read failed: the end of a stream closed by us, else a typed error."""
-        if not self._closed:
-            error = _transport_error(exc)
-            raise self._client._core.connection_failed(self._call, error) from exc
 
     def _released(self) -> None:
         self._response = None
@@ -366,39 +334,28 @@ class ChatStream(_ChatReader):
     def __next__(self) -> ChatDelta:
         return next(self._deltas)
 
-    def _send(self) -> httpx.Response:
-        while True:
-            try:
-                response = self._client._http.send(self._request(), stream=True)
-            except httpx.TransportError as exc:
-                delay = self._delay_after_error(exc)
-            else:
-                delay = self._delay_after(response)
-                if delay is None:
-                    return response
-                response.close()
-            time.sleep(delay)
-            self._tally.restart()
-
     def _run(self) -> Iterator[ChatDelta]:
         tally = self._tally
         tally.restart()
-        response = self._send()
         try:
-            if not self._started(response):
-                response.read()
-                yield from self._whole(response)
-                return
-            for line in response.iter_lines():
-                yield from tally.take_line(line)
-                if tally.ended:
-                    break
-            yield from tally.finish_stream()
-            self._ended()
-        except _BROKEN as exc:
-            self._broken(exc)
+            with self._client.stream(self._call, on_retry=tally.restart) as response:
+                if not self._started(response):
+                    response.read()
+                    yield from self._whole(response)
+                    return
+                for line in response.iter_lines():
+                    yield from tally.take_line(line)
+                    if tally.ended:
+                        break
+                yield from tally.finish_stream()
+                self._ended()
+        except APIError as error:
+            self._refused(error)
+            raise
+        except ConnectionFailed:
+            if not self._closed:  # else: the end of a stream closed by us
+                raise
         finally:
-            response.close()
             self._released()
 
     def read(self) -> ChatResult:
@@ -443,42 +400,31 @@ class AsyncChatStream(_ChatReader):
     async def __anext__(self) -> ChatDelta:
         return await self._deltas.__anext__()
 
-    async def _send(self) -> httpx.Response:
-        while True:
-            try:
-                response = await self._client._http.send(self._request(), stream=True)
-            except httpx.TransportError as exc:
-                delay = self._delay_after_error(exc)
-            else:
-                delay = self._delay_after(response)
-                if delay is None:
-                    return response
-                await response.aclose()
-            await asyncio.sleep(delay)
-            self._tally.restart()
-
     async def _run(self) -> AsyncIterator[ChatDelta]:
         tally = self._tally
         tally.restart()
-        response = await self._send()
         try:
-            if not self._started(response):
-                await response.aread()
-                for delta in self._whole(response):
+            async with self._client.stream(self._call, on_retry=tally.restart) as response:
+                if not self._started(response):
+                    await response.aread()
+                    for delta in self._whole(response):
+                        yield delta
+                    return
+                async for line in response.aiter_lines():
+                    for delta in tally.take_line(line):
+                        yield delta
+                    if tally.ended:
+                        break
+                for delta in tally.finish_stream():
                     yield delta
-                return
-            async for line in response.aiter_lines():
-                for delta in tally.take_line(line):
-                    yield delta
-                if tally.ended:
-                    break
-            for delta in tally.finish_stream():
-                yield delta
-            self._ended()
-        except _BROKEN as exc:
-            self._broken(exc)
+                self._ended()
+        except APIError as error:
+            self._refused(error)
+            raise
+        except ConnectionFailed:
+            if not self._closed:
+                raise
         finally:
-            await response.aclose()
             self._released()
 
     async def read(self) -> ChatResult:
@@ -513,12 +459,6 @@ def _whole_reply(result: ChatResult) -> list[ChatDelta]:
             content=result.text, role=result.role, finish_reason=result.finish_reason
         )
     ]
-
-
-def _transport_error(exc: Exception) -> httpx.TransportError:
-    if isinstance(exc, httpx.TransportError):
-        return exc
-    return httpx.ReadError(str(exc) or type(exc).__name__)
 
 
 def _base_url(client: Client | AsyncClient, path_id: str) -> str:

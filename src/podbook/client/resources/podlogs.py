@@ -22,16 +22,16 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from podbook.api.logs import LOG_SOURCES, TAIL_MAX, LogLine, parse_event_id, parse_rfc3339
-from podbook.client.core import Call
+from podbook.client.core import Call, RetryPolicy
 from podbook.client.resources.base import path_id
 from podbook.client.sse import SseEvent, SseParser
-from podbook.errors import InvalidRequest
+from podbook.errors import ConnectionFailed, InvalidRequest
 
 if TYPE_CHECKING:
     from podbook.client._async import AsyncClient
@@ -92,25 +92,26 @@ class LogFollower:
         """The id of the last line kept (the resume cursor)."""
         return self.resume_id
 
-    def timeout(self, http: httpx.Client | httpx.AsyncClient) -> httpx.Timeout:
-        """Read timeout: the idle bound without follow, a keep-alive margin with it."""
-        base = http.timeout
-        read = FOLLOW_READ_TIMEOUT if self.follow else self.idle
-        return httpx.Timeout(base.connect, read=read, write=base.write, pool=base.pool)
-
-    def prepare(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient) -> None:
-        """Add the SSE ``Accept``, the resume header and the stream's timeout to a built
-        request."""
-        request.headers["Accept"] = EVENT_STREAM_ACCEPT
+    def request_call(self) -> Call[None]:
+        """The call of the next connection: the SSE ``Accept``, the resume header, the
+        stream's read timeout (the idle bound without follow, a keep-alive margin with it),
+        and one try (the follower reconnects on its own)."""
+        headers = {"Accept": EVENT_STREAM_ACCEPT}
         if self.resume_id:
-            request.headers["Last-Event-ID"] = self.resume_id
-        request.extensions["timeout"] = self.timeout(http).as_dict()
+            headers["Last-Event-ID"] = self.resume_id
+        read = FOLLOW_READ_TIMEOUT if self.follow else self.idle
+        return replace(self.call, headers=headers, read_timeout=read, retry=ONE_TRY)
 
     def answer_arrived(self) -> None:
         """The first 200 arrived: the backfill is what was written up to just after it."""
         if not self.answered:
             self.answered = True
             self.started = max(self.started, time.time() + SNAPSHOT_SLACK)
+
+    def feed(self, text: str) -> LogLine | None:
+        """The new line that one line of the body completes, if any."""
+        event = self.parser.feed(text)
+        return self.take(event) if event else None
 
     def take(self, event: SseEvent) -> LogLine | None:
         """The line an event carries, or None for one already seen (or not a log line)."""
@@ -139,8 +140,7 @@ class LogFollower:
         """At the clean end of a stream: the line of an event the server sent complete but
         without its closing blank line (the reference's own example ends so), unless it is
         past the backfill. A stream that broke off raises instead and never gets here."""
-        event = self.parser.feed("")
-        line = self.take(event) if event else None
+        line = self.feed("")
         return None if line is None or self.past_snapshot(line) else line
 
     def past_snapshot(self, line: LogLine) -> bool:
@@ -165,8 +165,27 @@ class LogFollower:
             return -1.0
         return min(5.0, 0.1 * 2 ** (self.failures - 1))
 
+    def after_failure(
+        self, error: ConnectionFailed, *, answered: bool, progressed: bool
+    ) -> float | None:
+        """Seconds to wait before reconnecting after ``error`` (a connection that failed,
+        dropped or went quiet), or None when the stream is over (a backfill that went idle once
+        answered); raises ``error`` when it cannot go on."""
+        cause = error.__cause__
+        if isinstance(cause, httpx.TimeoutException) and not self.follow:
+            if answered and isinstance(cause, httpx.ReadTimeout):
+                return None
+            raise error
+        if not isinstance(cause, (httpx.TimeoutException, *_DROPPED)):
+            raise error
+        delay = self.retry_delay(progressed)
+        if delay < 0:
+            raise error
+        return delay
+
 
 _DROPPED = (httpx.ReadError, httpx.RemoteProtocolError, httpx.ConnectError, httpx.WriteError)
+ONE_TRY = RetryPolicy(max_attempts=1)
 
 
 class LogStream:
@@ -192,28 +211,15 @@ class LogStream:
 
     def _run(self) -> Iterator[LogLine]:
         f = self._follower
-        core, http = self._client._core, self._client._http
         while not self._closed:
-            request = core.build_request(http, f.call)
-            f.prepare(request, http)
-            progressed = False
+            answered = progressed = False
             try:
-                response = http.send(request, stream=True)
-            except (httpx.TimeoutException, *_DROPPED) as exc:
-                delay = f.retry_delay(False)
-                if delay < 0 or (not f.follow and isinstance(exc, httpx.TimeoutException)):
-                    raise core.connection_failed(f.call, exc) from exc
-            else:
-                self._response = response
-                try:
-                    core.record_rate_limit(response)
-                    if response.status_code != 200:
-                        response.read()
-                        core.finish(f.call, response)
+                with self._client.stream(f.request_call()) as response:
+                    self._response = response
+                    answered = True
                     f.answer_arrived()
                     for text in response.iter_lines():
-                        event = f.parser.feed(text)
-                        line = f.take(event) if event else None
+                        line = f.feed(text)
                         if line is None:
                             continue
                         if f.past_snapshot(line):
@@ -223,20 +229,15 @@ class LogStream:
                     if (last := f.finish()) is not None:
                         yield last
                     return  # the server ended the stream: the pod is gone
-                except httpx.ReadTimeout as exc:
-                    if not f.follow:
-                        return  # idle: the backfill is over
-                    delay = f.retry_delay(progressed)
-                    if delay < 0:
-                        raise core.connection_failed(f.call, exc) from exc
-                except _DROPPED as exc:
-                    delay = f.retry_delay(progressed)
-                    if delay < 0:
-                        raise core.connection_failed(f.call, exc) from exc
-                finally:
-                    response.close()
-                    self._response = None
-                    f.parser.reset_event()
+            except ConnectionFailed as error:
+                if self._closed:
+                    return
+                delay = f.after_failure(error, answered=answered, progressed=progressed)
+                if delay is None:
+                    return  # idle: the backfill is over
+            finally:
+                self._response = None
+                f.parser.reset_event()
             time.sleep(delay)
 
     def close(self) -> None:
@@ -277,27 +278,14 @@ class AsyncLogStream:
 
     async def _run(self) -> AsyncIterator[LogLine]:
         f = self._follower
-        core, http = self._client._core, self._client._http
         while True:
-            request = core.build_request(http, f.call)
-            f.prepare(request, http)
-            progressed = False
+            answered = progressed = False
             try:
-                response = await http.send(request, stream=True)
-            except (httpx.TimeoutException, *_DROPPED) as exc:
-                delay = f.retry_delay(False)
-                if delay < 0 or (not f.follow and isinstance(exc, httpx.TimeoutException)):
-                    raise core.connection_failed(f.call, exc) from exc
-            else:
-                try:
-                    core.record_rate_limit(response)
-                    if response.status_code != 200:
-                        await response.aread()
-                        core.finish(f.call, response)
+                async with self._client.stream(f.request_call()) as response:
+                    answered = True
                     f.answer_arrived()
                     async for text in response.aiter_lines():
-                        event = f.parser.feed(text)
-                        line = f.take(event) if event else None
+                        line = f.feed(text)
                         if line is None:
                             continue
                         if f.past_snapshot(line):
@@ -307,19 +295,12 @@ class AsyncLogStream:
                     if (last := f.finish()) is not None:
                         yield last
                     return
-                except httpx.ReadTimeout as exc:
-                    if not f.follow:
-                        return
-                    delay = f.retry_delay(progressed)
-                    if delay < 0:
-                        raise core.connection_failed(f.call, exc) from exc
-                except _DROPPED as exc:
-                    delay = f.retry_delay(progressed)
-                    if delay < 0:
-                        raise core.connection_failed(f.call, exc) from exc
-                finally:
-                    await response.aclose()
-                    f.parser.reset_event()
+            except ConnectionFailed as error:
+                delay = f.after_failure(error, answered=answered, progressed=progressed)
+                if delay is None:
+                    return
+            finally:
+                f.parser.reset_event()
             await asyncio.sleep(delay)
 
     async def aclose(self) -> None:

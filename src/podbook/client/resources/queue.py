@@ -273,7 +273,7 @@ def _stream_reader(
         endpoint.id,
         str(job_id).strip(),
         lambda at: queue_calls.stream(endpoint._path_id, job_id, wait, at),
-        client._core.retry,
+        client.retry,
         client.settings.queue_url + call.path,
         cursor=cursor,
     )
