@@ -45,6 +45,10 @@ def is_loopback_url(url: str) -> bool:
 class JupyterServer:
     """A logged-in HTTP session with one Jupyter server.
 
+    The session is its own httpx client (its cookies, the ``_xsrf`` token): a Jupyter server
+    is not the service :class:`~podbook.client.Client` speaks to, so its calls do not go
+    through the client.
+
     :param url: the server's base URL (``http://127.0.0.1:PORT/`` or the proxy address).
     :param password: the server's password.
     :param where: how errors name the server (``"pod abc123"``).
@@ -64,7 +68,7 @@ class JupyterServer:
         self.where = where
         self._password = password
         self._password_source = password_source
-        self._http = httpx.Client(
+        self._session = httpx.Client(
             base_url=self.url,
             timeout=timeout,
             trust_env=not is_loopback_url(self.url),
@@ -77,7 +81,7 @@ class JupyterServer:
 
     def close(self) -> None:
         """Close the HTTP connections."""
-        self._http.close()
+        self._session.close()
 
     # -- login ------------------------------------------------------------------------------
 
@@ -103,7 +107,7 @@ class JupyterServer:
         """GET the login page (sets the ``_xsrf`` cookie); None once it is served, else why
         not (for the error message)."""
         try:
-            response = self._http.get("login")
+            response = self._session.get("login")
         except httpx.TransportError as exc:
             return type(exc).__name__ if not str(exc) else f"{type(exc).__name__}: {exc}"
         if response.status_code == 200 and self._xsrf():
@@ -140,7 +144,7 @@ class JupyterServer:
         if xsrf:
             headers["X-XSRFToken"] = xsrf
         try:
-            return self._http.request(method, path, headers=headers, **kwargs)
+            return self._session.request(method, path, headers=headers, **kwargs)
         except httpx.TransportError as exc:
             raise RemoteKernelError(
                 f"the Jupyter server of {self.where} at {self.url} stopped answering "
@@ -221,7 +225,7 @@ class JupyterServer:
 
     def cookie_header(self) -> str:
         """The login cookies as a ``Cookie`` header value (never logged)."""
-        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in self._http.cookies.jar)
+        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in self._session.cookies.jar)
 
     def ws_headers(self) -> dict[str, str]:
         """The WebSocket handshake's headers: the login cookies and the XSRF token."""
@@ -234,7 +238,7 @@ class JupyterServer:
     def _xsrf(self) -> str | None:
         """The ``_xsrf`` cookie's value (the last one set, should there be several)."""
         found = None
-        for cookie in self._http.cookies.jar:
+        for cookie in self._session.cookies.jar:
             if cookie.name == _XSRF:
                 found = cookie.value
         return found
