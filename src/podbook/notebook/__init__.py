@@ -7,12 +7,15 @@ when no key is configured, the local emulator start on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 _MAGICS_KEY = "_podbook_magics"
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register ``%pod``, ``%cluster``, ``%catalog``, ``%%runjob``, ``%job`` and ``%endpoint``
     and say where they point."""
     from podbook.notebook.magics import PodMagics
@@ -28,7 +31,7 @@ def load_ipython_extension(ipython: Any) -> None:
     print(describe_target())
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """Stop the refresher, release the client and remove the magics."""
     magics = getattr(ipython, _MAGICS_KEY, None)
     if magics is None:

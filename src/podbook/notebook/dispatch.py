@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from podbook.notebook.magics import PodMagics
     from podbook.notebook.session import NotebookSession
 
-Handler = Callable[["NotebookSession", Any], Any]
+Handler = Callable[["NotebookSession", Any], object]
 """What a subcommand does: ``handler(session, command)`` returns the magic's result."""
 
 
@@ -28,7 +28,7 @@ def run_line(
     subcommands: Mapping[str, parsing.Subcommand],
     handlers: Mapping[str, Handler],
     cell: str | None = None,
-) -> Any:
+) -> object:
     """Run ``%<magic> <line>`` (``%%<magic>`` with ``cell``); ``None`` after ``--help``."""
     try:
         name, command = parsing.parse_line(magic, line, dict(subcommands))

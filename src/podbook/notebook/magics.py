@@ -22,6 +22,8 @@ from podbook.notebook.errors import is_local_emulator_gone, one_line_errors
 from podbook.notebook.kernel_exit.policy import ON_EXIT_CHOICES, default_on_exit
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from podbook.notebook.session import NotebookSession
 
 
@@ -51,7 +53,7 @@ class PodMagics(Magics, Configurable):
             print(note, file=sys.stderr)
         return choice
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+    def __init__(self, shell: InteractiveShell | None = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         _ = self.on_exit  # read PODBOOK_ON_EXIT now: a bad value is said when podbook loads
         for table in self.magics.values():  # every error a magic shows stays one short line
@@ -98,7 +100,7 @@ class PodMagics(Magics, Configurable):
             raise
 
     @line_cell_magic
-    def pod(self, line: str = "", cell: str | None = None) -> Any:
+    def pod(self, line: str = "", cell: str | None = None) -> object:
         """Pods: ``%pod create|list|show|start|stop|restart|terminate|ssh|logs ...``, and work
         on a pod: ``%%pod exec POD`` (the cell in the pod's kernel), ``%pod attach|detach``,
         ``%%pod sh POD`` (a shell script over SSH), ``%pod push|pull|sync`` (files).
@@ -112,14 +114,14 @@ class PodMagics(Magics, Configurable):
         return magic.pod(self, line, cell)
 
     @line_magic
-    def cluster(self, line: str = "") -> Any:
+    def cluster(self, line: str = "") -> object:
         """Clusters: ``%cluster show ID`` shows its members with rank, role, IP and status."""
         from podbook.notebook.pods import magic
 
         return magic.cluster(self, line)
 
     @line_magic
-    def catalog(self, line: str = "") -> Any:
+    def catalog(self, line: str = "") -> object:
         """The catalog: ``%catalog gpus|cpus|datacenters``.
 
         ``%catalog gpus --min-vram 40 --cuda 12.4 --cloud SECURE --dc EU-* --max-price 2
@@ -131,21 +133,21 @@ class PodMagics(Magics, Configurable):
         return magic.catalog(self, line)
 
     @line_magic
-    def template(self, line: str = "") -> Any:
+    def template(self, line: str = "") -> object:
         """Templates: ``%template create|list|show|update|delete``; returns the template."""
         from podbook.notebook.account import magic
 
         return magic.run(self, "template", line)
 
     @line_magic
-    def volume(self, line: str = "") -> Any:
+    def volume(self, line: str = "") -> object:
         """Network volumes: ``%volume create|list|show|update|delete``; returns the volume."""
         from podbook.notebook.account import magic
 
         return magic.run(self, "volume", line)
 
     @line_magic
-    def registry(self, line: str = "") -> Any:
+    def registry(self, line: str = "") -> object:
         """Registry credentials: ``%registry create|list|delete`` (the password is asked for
         with a hidden prompt, or read from ``--password-env VAR``; never typed in a cell)."""
         from podbook.notebook.account import magic
@@ -153,21 +155,21 @@ class PodMagics(Magics, Configurable):
         return magic.run(self, "registry", line)
 
     @line_magic
-    def sshkey(self, line: str = "") -> Any:
+    def sshkey(self, line: str = "") -> object:
         """SSH keys: ``%sshkey list|add|remove|set`` (``--from-home`` reads ~/.ssh/*.pub)."""
         from podbook.notebook.account import magic
 
         return magic.run(self, "sshkey", line)
 
     @line_magic
-    def billing(self, line: str = "") -> Any:
+    def billing(self, line: str = "") -> object:
         """Spend over time: ``%billing [--last 7d] [--by day|hour] [--kind pods|...]``."""
         from podbook.notebook.billing import magic
 
         return magic.billing(self, line)
 
     @cell_magic
-    def runjob(self, line: str = "", cell: str | None = None) -> Any:
+    def runjob(self, line: str = "", cell: str | None = None) -> object:
         """Run a serverless job: ``%%runjob ENDPOINT [--sync | --async] [--wait MS]
         [--timeout MS] [--ttl MS] [--low-priority] [--webhook URL] [-o NAME]``.
 
@@ -179,14 +181,14 @@ class PodMagics(Magics, Configurable):
         return magic.runjob(self, line, cell)
 
     @line_magic
-    def job(self, line: str = "") -> Any:
+    def job(self, line: str = "") -> object:
         """Jobs: ``%job status|cancel|retry JOB_ID --endpoint ID``; returns the Job."""
         from podbook.notebook.endpoints import magic
 
         return magic.job(self, line)
 
     @line_cell_magic
-    def chat(self, line: str = "", cell: str | None = None) -> Any:
+    def chat(self, line: str = "", cell: str | None = None) -> object:
         """Chat with an endpoint's OpenAI-compatible route: ``%%chat ENDPOINT [--model M]
         [--system TEXT] [--temperature T] [--max-tokens N] [-o NAME]`` with your message in the
         cell streams the reply into a chat panel (time to first token, tokens/s, Stop) and
@@ -197,7 +199,7 @@ class PodMagics(Magics, Configurable):
         return magic.chat(self, line, cell)
 
     @line_magic
-    def endpoint(self, line: str = "") -> Any:
+    def endpoint(self, line: str = "") -> object:
         """Endpoints: ``%endpoint create|list|show|update|delete ...``,
         ``%endpoint health|purge ID``, ``%endpoint serve FUNC --name ID``."""
         from podbook.notebook.endpoints import magic

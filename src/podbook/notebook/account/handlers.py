@@ -6,7 +6,7 @@ from __future__ import annotations
 import getpass
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 from IPython.core.error import UsageError
 
@@ -14,14 +14,15 @@ from podbook.notebook.account import sshkeys, views
 from podbook.notebook.account.commands import AccountCommand
 from podbook.notebook.session import NotebookSession
 
-Handler = Callable[[NotebookSession, AccountCommand], Any]
+Handler = Callable[[NotebookSession, AccountCommand], object]
+T = TypeVar("T")
 
 
-def _show(session: NotebookSession, obj: Any, view: Callable[[Any], Any]) -> Any:
+def _show(session: NotebookSession, obj: T, view: Callable[[T], object]) -> T:
     return session.show(obj, view, view)
 
 
-def _deleted(session: NotebookSession, obj: Any, kind: str, ident: str) -> Any:
+def _deleted(session: NotebookSession, obj: T, kind: str, ident: str) -> T:
     """Note the delete in the cell and return the object as it was."""
     if session._show_panels():
         session.presenter.present(obj, views.deleted_view(kind, ident))
@@ -31,7 +32,7 @@ def _deleted(session: NotebookSession, obj: Any, kind: str, ident: str) -> Any:
 # ---------------------------------------------------------------------------- templates
 
 
-def create_template(session: NotebookSession, command: AccountCommand) -> Any:
+def create_template(session: NotebookSession, command: AccountCommand) -> object:
     """``%template create``."""
     return _show(session, session.client.templates.create(command.body), views.template_view)
 
@@ -45,18 +46,18 @@ def list_templates(session: NotebookSession, command: AccountCommand) -> views.T
     return _show(session, rows, views.template_list_view)
 
 
-def show_template(session: NotebookSession, command: AccountCommand) -> Any:
+def show_template(session: NotebookSession, command: AccountCommand) -> object:
     """``%template show ID`` (own or public)."""
     return _show(session, session.client.templates.get(command.ident), views.template_view)
 
 
-def update_template(session: NotebookSession, command: AccountCommand) -> Any:
+def update_template(session: NotebookSession, command: AccountCommand) -> object:
     """``%template update ID --flag ...``."""
     template = session.client.templates.update(command.ident, command.body)
     return _show(session, template, views.template_view)
 
 
-def delete_template(session: NotebookSession, command: AccountCommand) -> Any:
+def delete_template(session: NotebookSession, command: AccountCommand) -> object:
     """``%template delete ID``: returns the template as it was."""
     template = session.client.templates.get(command.ident)
     session.client.templates.delete(command.ident)
@@ -66,7 +67,7 @@ def delete_template(session: NotebookSession, command: AccountCommand) -> Any:
 # ---------------------------------------------------------------------------- volumes
 
 
-def create_volume(session: NotebookSession, command: AccountCommand) -> Any:
+def create_volume(session: NotebookSession, command: AccountCommand) -> object:
     """``%volume create``."""
     volume = session.client.network_volumes.create(command.body)
     return _show(session, volume, views.volume_view)
@@ -78,18 +79,18 @@ def list_volumes(session: NotebookSession, command: AccountCommand) -> views.Vol
     return _show(session, rows, views.volume_list_view)
 
 
-def show_volume(session: NotebookSession, command: AccountCommand) -> Any:
+def show_volume(session: NotebookSession, command: AccountCommand) -> object:
     """``%volume show ID``."""
     return _show(session, session.client.network_volumes.get(command.ident), views.volume_view)
 
 
-def update_volume(session: NotebookSession, command: AccountCommand) -> Any:
+def update_volume(session: NotebookSession, command: AccountCommand) -> object:
     """``%volume update ID [--name] [--size]``."""
     volume = session.client.network_volumes.update(command.ident, command.body)
     return _show(session, volume, views.volume_view)
 
 
-def delete_volume(session: NotebookSession, command: AccountCommand) -> Any:
+def delete_volume(session: NotebookSession, command: AccountCommand) -> object:
     """``%volume delete ID``: returns the volume as it was."""
     volume = session.client.network_volumes.get(command.ident)
     session.client.network_volumes.delete(command.ident)
@@ -123,7 +124,7 @@ def read_password(env_var: str | None, username: str) -> str:
     return value
 
 
-def create_registry(session: NotebookSession, command: AccountCommand) -> Any:
+def create_registry(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry create --name N --username U [--password-env VAR]``."""
     from pydantic import SecretStr
 
@@ -141,14 +142,14 @@ def list_registries(session: NotebookSession, command: AccountCommand) -> views.
     return _show(session, rows, views.registry_list_view)
 
 
-def delete_registry(session: NotebookSession, command: AccountCommand) -> Any:
+def delete_registry(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry delete ID`` (refused while a pod uses it)."""
     registry = session.client.registries.get(command.ident)
     session.client.registries.delete(command.ident)
     return _deleted(session, registry, "registry credential", command.ident or "")
 
 
-def delegate(session: NotebookSession, command: AccountCommand) -> Any:
+def delegate(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry delegate --resource ARN [--name N]``: register an ECR delegation."""
     made = session.client.registries.create_delegation(command.body)
     return _show(session, made, views.delegation_view)
@@ -160,7 +161,7 @@ def list_delegations(session: NotebookSession, command: AccountCommand) -> views
     return _show(session, rows, views.delegation_list_view)
 
 
-def revoke_delegation(session: NotebookSession, command: AccountCommand) -> Any:
+def revoke_delegation(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry revoke ID``: revoke an ECR delegation."""
     ident = command.ident or ""
     found = next((d for d in session.client.registries.list_delegations() if d.id == ident), None)
@@ -171,12 +172,12 @@ def revoke_delegation(session: NotebookSession, command: AccountCommand) -> Any:
 # ---------------------------------------------------------------------------- ssh keys
 
 
-def list_keys(session: NotebookSession, command: AccountCommand) -> Any:
+def list_keys(session: NotebookSession, command: AccountCommand) -> object:
     """``%sshkey list``."""
     return _show(session, session.client.account.ssh_keys.get(), views.sshkeys_view)
 
 
-def add_keys(session: NotebookSession, command: AccountCommand) -> Any:
+def add_keys(session: NotebookSession, command: AccountCommand) -> object:
     """``%sshkey add PATH... [--key LINE] [--from-home]``: added to the registered ones."""
     options = command.options
     new = sshkeys.gather(options["files"], options["keys"], options["from_home"])
@@ -185,14 +186,14 @@ def add_keys(session: NotebookSession, command: AccountCommand) -> Any:
     return _show(session, keys, views.sshkeys_view)
 
 
-def set_keys(session: NotebookSession, command: AccountCommand) -> Any:
+def set_keys(session: NotebookSession, command: AccountCommand) -> object:
     """``%sshkey set ...``: these keys replace all registered ones (none given: removes all)."""
     options = command.options
     new = sshkeys.gather(options["files"], options["keys"], options["from_home"])
     return _show(session, session.client.account.ssh_keys.put(new), views.sshkeys_view)
 
 
-def remove_keys(session: NotebookSession, command: AccountCommand) -> Any:
+def remove_keys(session: NotebookSession, command: AccountCommand) -> object:
     """``%sshkey remove N|COMMENT ...``."""
     current = list(session.client.account.ssh_keys.get().keys)
     kept = sshkeys.remaining(current, command.options["which"])

@@ -4,7 +4,7 @@ delegates here): parse, run inside the user-facing error conventions, store ``-o
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.account.commands import SUBCOMMANDS
 from podbook.notebook.dispatch import run_line
@@ -19,7 +19,7 @@ def _subcommands(magic: str) -> dict[str, Subcommand]:
     return SUBCOMMANDS[magic]()
 
 
-def run(magics: PodMagics, magic: str, line: str) -> Any:
+def run(magics: PodMagics, magic: str, line: str) -> object:
     """Run ``%<magic> <line>`` for one of the account magics; returns the object."""
     from podbook.notebook.account.handlers import HANDLERS
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.catalog.commands import build_subcommands
 from podbook.notebook.dispatch import run_line
@@ -18,7 +18,7 @@ def _subcommands() -> dict[str, Subcommand]:
     return build_subcommands()
 
 
-def catalog(magics: PodMagics, line: str) -> Any:
+def catalog(magics: PodMagics, line: str) -> object:
     """Run ``%catalog <line>``; returns the rows."""
     from podbook.notebook.catalog.handlers import HANDLERS
 

@@ -13,9 +13,12 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podbook.notebook.display import PanelDisplay, StaticView
+
+if TYPE_CHECKING:
+    from podbook.notebook.session import NotebookSession
 
 MAX_PANELS = 64
 
@@ -68,7 +71,7 @@ JobDisplay = PanelDisplay
 class JobBook:
     """Job panels and served handlers of one :class:`~podbook.notebook.session.NotebookSession`."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: NotebookSession) -> None:
         self.session = session
         self._panels: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
@@ -165,11 +168,11 @@ class JobBook:
                     stop()
 
 
-_books: weakref.WeakKeyDictionary[Any, JobBook] = weakref.WeakKeyDictionary()
+_books: weakref.WeakKeyDictionary[NotebookSession, JobBook] = weakref.WeakKeyDictionary()
 _books_lock = threading.Lock()
 
 
-def book_for(session: Any) -> JobBook:
+def book_for(session: NotebookSession) -> JobBook:
     """The :class:`JobBook` of a notebook session (created on first use)."""
     with _books_lock:
         book = _books.get(session)
@@ -178,7 +181,7 @@ def book_for(session: Any) -> JobBook:
         return book
 
 
-def close_book(session: Any) -> None:
+def close_book(session: NotebookSession) -> None:
     """Stop the jobs part of ``session`` (called when the extension unloads)."""
     if session is None:
         return

@@ -10,7 +10,7 @@ stored under ``-o NAME`` and returned.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook import parsing
 from podbook.notebook.endpoints import commands
@@ -42,13 +42,13 @@ def _endpoint_subcommands() -> dict[str, parsing.Subcommand]:
     return {**commands.build_endpoint_subcommands(), **build_subcommands()}
 
 
-def _store(shell: InteractiveShell, output: str | None, result: Any) -> Any:
+def _store(shell: InteractiveShell, output: str | None, result: object) -> object:
     if output:
         shell.user_ns[output] = result
     return result
 
 
-def runjob(magics: PodMagics, line: str, cell: str | None) -> Any:
+def runjob(magics: PodMagics, line: str, cell: str | None) -> object:
     """``%%runjob ENDPOINT [flags]`` with the job's input in the cell."""
     from podbook.notebook.endpoints.cellbody import parse_job_input
     from podbook.notebook.endpoints.handlers import run_job
@@ -63,7 +63,7 @@ def runjob(magics: PodMagics, line: str, cell: str | None) -> Any:
     return _store(magics.shell, command.output, result)
 
 
-def job(magics: PodMagics, line: str) -> Any:
+def job(magics: PodMagics, line: str) -> object:
     """``%job status|cancel|retry JOB_ID --endpoint ID``."""
     from podbook.notebook.endpoints.handlers import JOB_HANDLERS
 
@@ -76,7 +76,7 @@ def job(magics: PodMagics, line: str) -> Any:
     return _store(magics.shell, command.output, result)
 
 
-def endpoint(magics: PodMagics, line: str) -> Any:
+def endpoint(magics: PodMagics, line: str) -> object:
     """``%endpoint SUBCOMMAND ...``: ``create|list|show|update|delete|logs`` manage
     endpoints, ``health|purge ID`` and ``serve FUNC --name ID`` work with their jobs."""
     from podbook.notebook.endpoints.handlers import ENDPOINT_HANDLERS, endpoint_serve

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.dispatch import run_line
 from podbook.notebook.pods.commands import build_cluster_subcommands, build_pod_subcommands
@@ -19,14 +19,14 @@ def _subcommands(magic: str) -> dict[str, Subcommand]:
     return builders[magic]()
 
 
-def pod(magics: PodMagics, line: str, cell: str | None = None) -> Any:
+def pod(magics: PodMagics, line: str, cell: str | None = None) -> object:
     """Run ``%pod <line>`` (``%%pod`` with ``cell``); returns the pod, list or result."""
     from podbook.notebook.pods.handlers import POD_HANDLERS
 
     return run_line(magics, "pod", line, _subcommands("pod"), POD_HANDLERS, cell)
 
 
-def cluster(magics: PodMagics, line: str) -> Any:
+def cluster(magics: PodMagics, line: str) -> object:
     """Run ``%cluster <line>``; returns the cluster."""
     from podbook.notebook.pods.handlers import CLUSTER_HANDLERS
 
