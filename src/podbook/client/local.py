@@ -7,19 +7,20 @@ reuses a running emulator that answers ``GET /healthz``; otherwise it starts
 ``python -m podbook emulator --port 0 --home HOME`` in a new session, under a file lock so
 two kernels starting at once do not start two emulators.
 
-Reading the record (:func:`read_emulator_record`) needs the standard library only; httpx is
-imported when the emulator's health is checked.
+Finding and checking it needs the standard library only (no httpx, no pydantic).
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import secrets
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ __all__ = [
 
 DEFAULT_LOCAL_URL = "http://127.0.0.1:8765"
 START_TIMEOUT = 30.0
-_POLL_INTERVAL = 0.05
+_POLL_INTERVAL = 0.02
 # Variables a child emulator must never see: the user's real credentials.
 _SECRET_ENV = ("RUNPOD_API_KEY", "RUNPOD_AI_API_KEY")
 # Emulators started by this process: kept referenced so that Popen never warns that a
@@ -97,14 +98,24 @@ def read_emulator_record(home: str | os.PathLike[str] | None = None) -> LocalEmu
 
 
 def _healthz(url: str, timeout: float) -> dict[str, Any]:
-    """``GET {url}/healthz``'s JSON object when it answers 200, else empty."""
-    import httpx
+    """``GET {url}/healthz``'s JSON object when it answers 200, else empty.
 
+    The standard library's HTTP client, not httpx: the local emulator speaks plain HTTP on
+    loopback, and an httpx client builds a TLS context (tens of milliseconds) that this one
+    request never uses; the first magic of a kernel asks this before anything else."""
+    parts = urllib.parse.urlsplit(url.rstrip("/"))
+    connection_type = (
+        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    )
+    connection = connection_type(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
     try:
-        response = httpx.get(f"{url.rstrip('/')}/healthz", timeout=timeout)
-        body = response.json() if response.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError):
+        connection.request("GET", f"{parts.path}/healthz")
+        response = connection.getresponse()
+        body = json.loads(response.read()) if response.status == 200 else {}
+    except (OSError, ValueError, http.client.HTTPException):
         return {}
+    finally:
+        connection.close()
     return body if isinstance(body, dict) else {}
 
 

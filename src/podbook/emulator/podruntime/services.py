@@ -34,7 +34,10 @@ def _from_module(module: str, name: str) -> Any:
 
 def kill_service_orphans(pod_ids: list[str]) -> int:
     """Kill what SSH sessions of these pods left when an earlier emulator was killed with
-    ``kill -9`` (``ssh.kill_orphans``); how many. Jupyter's server dies with the emulator."""
+    ``kill -9`` (``ssh.kill_orphans``); how many. Jupyter's server dies with the emulator.
+    With no pod there is nothing to look for (nor the SSH server's imports to pay for)."""
+    if not pod_ids:
+        return 0
     module = _from_module("ssh", "kill_orphans")
     return int(module(pod_ids)) if module is not None else 0
 
