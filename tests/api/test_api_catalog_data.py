@@ -14,15 +14,15 @@ from podbook.api import (
     to_wire,
 )
 from podbook.emulator import catalog_data as catalog
-from podbook.emulator.catalog_data import (
+from podbook.emulator.placement import (
     InvalidVcpuCount,
     NoCapacity,
     PlacementError,
     UnknownCpuFlavor,
     UnknownDataCenter,
     UnknownGpuType,
-    place_cpu,
-    place_gpu,
+    choose_cpu_host,
+    choose_gpu_host,
 )
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
@@ -148,21 +148,21 @@ def test_public_templates():
 
 
 def test_gpu_placement_prefers_requested_order_and_newest_cuda():
-    first = place_gpu(RTX4090)
+    first = choose_gpu_host(RTX4090)
     assert (first.data_center_id, first.cuda_version) == ("US-TX-3", "12.8")
     assert first.price_per_hour == pytest.approx(0.69)
-    assert place_gpu(RTX4090) == first  # deterministic
-    ro = place_gpu(RTX4090, count=2, data_center_ids=["EU-SE-1", "EU-RO-1"])
+    assert choose_gpu_host(RTX4090) == first  # deterministic
+    ro = choose_gpu_host(RTX4090, count=2, data_center_ids=["EU-SE-1", "EU-RO-1"])
     assert ro.data_center_id == "EU-RO-1" and ro.price_per_hour == pytest.approx(1.38)
     assert ro.global_network is True
     assert ro.host_id.startswith("eu-ro-1-")
 
 
 def test_allowed_cuda_matches_exactly():
-    spot = place_gpu(RTX4090, data_center_ids=["EU-RO-1"], allowed_cuda_versions=["12.4"])
+    spot = choose_gpu_host(RTX4090, data_center_ids=["EU-RO-1"], allowed_cuda_versions=["12.4"])
     assert spot.cuda_version == "12.4"
     with pytest.raises(NoCapacity) as info:
-        place_gpu(RTX4090, data_center_ids=["EU-RO-1"], allowed_cuda_versions=["11.8"])
+        choose_gpu_host(RTX4090, data_center_ids=["EU-RO-1"], allowed_cuda_versions=["11.8"])
     assert str(info.value) == (
         "no SECURE host in EU-RO-1 reports CUDA 11.8 for NVIDIA GeForce RTX 4090;"
         " available there: 12.4, 12.8"
@@ -170,13 +170,13 @@ def test_allowed_cuda_matches_exactly():
 
 
 def test_min_cuda_compares_numerically():
-    assert place_gpu(RTX4090, min_cuda_version="12.5").cuda_version == "12.8"
-    assert place_gpu(RTX4090, min_cuda_version="13").cuda_version == "13.0"
-    assert place_gpu(RTX4090, min_cuda_version="12").data_center_id == "US-TX-3"
-    spot = place_gpu("NVIDIA H100 80GB HBM3", min_cuda_version="12.9")
+    assert choose_gpu_host(RTX4090, min_cuda_version="12.5").cuda_version == "12.8"
+    assert choose_gpu_host(RTX4090, min_cuda_version="13").cuda_version == "13.0"
+    assert choose_gpu_host(RTX4090, min_cuda_version="12").data_center_id == "US-TX-3"
+    spot = choose_gpu_host("NVIDIA H100 80GB HBM3", min_cuda_version="12.9")
     assert (spot.data_center_id, spot.cuda_version) == ("AP-JP-1", "12.9")
     with pytest.raises(NoCapacity) as info:
-        place_gpu(RTX4090, data_center_ids=["US-KS-2"], min_cuda_version="12.11")
+        choose_gpu_host(RTX4090, data_center_ids=["US-KS-2"], min_cuda_version="12.11")
     assert str(info.value) == (
         "no SECURE host in US-KS-2 reports CUDA 12.11 or newer for NVIDIA GeForce RTX 4090;"
         " available there: 12.6, 12.8"
@@ -249,26 +249,26 @@ def test_min_cuda_compares_numerically():
 )
 def test_gpu_placement_errors_are_one_clear_line(kwargs, error, message):
     with pytest.raises(error) as info:
-        place_gpu(**kwargs)
+        choose_gpu_host(**kwargs)
     assert str(info.value) == message
     assert isinstance(info.value, PlacementError) and "\n" not in str(info.value)
 
 
 def test_global_networking_picks_a_supporting_data_center():
-    spot = place_gpu(RTX4090, data_center_ids=["US-KS-2", "EU-RO-1"], global_network=True)
+    spot = choose_gpu_host(RTX4090, data_center_ids=["US-KS-2", "EU-RO-1"], global_network=True)
     assert spot.data_center_id == "EU-RO-1" and spot.global_network
 
 
 def test_cluster_placement_keeps_all_pods_in_one_data_center():
-    spot = place_gpu("NVIDIA H100 80GB HBM3", count=8, pod_count=4)
+    spot = choose_gpu_host("NVIDIA H100 80GB HBM3", count=8, pod_count=4)
     assert (spot.data_center_id, spot.cuda_version) == ("US-TX-3", "12.4")  # 32 free there
 
 
 def test_cpu_placement():
-    spot = place_cpu("cpu3g", 8)
+    spot = choose_cpu_host("cpu3g", 8)
     assert spot.data_center_id == "US-TX-3" and spot.memory_gb == 32
     assert spot.cuda_version is None and spot.price_per_hour == pytest.approx(0.32)
-    assert place_cpu("cpu5c", 2, data_center_ids=["EU-SE-1"]).data_center_id == "EU-SE-1"
+    assert choose_cpu_host("cpu5c", 2, data_center_ids=["EU-SE-1"]).data_center_id == "EU-SE-1"
 
 
 @pytest.mark.parametrize(
@@ -315,5 +315,5 @@ def test_cpu_placement():
 )
 def test_cpu_placement_errors(args, kwargs, error, message):
     with pytest.raises(error) as info:
-        place_cpu(*args, **kwargs)
+        choose_cpu_host(*args, **kwargs)
     assert str(info.value) == message

@@ -170,9 +170,9 @@ def test_volume_type_and_data_center_are_checked(client: Client) -> None:
 
 
 def test_a_pod_with_a_network_volume_is_placed_in_its_data_center(client: Client) -> None:
-    from podbook.emulator import catalog_data
+    from podbook.emulator.placement import choose_gpu_host
 
-    where = catalog_data.place_gpu(GPU, count=1, cloud="SECURE").data_center_id
+    where = choose_gpu_host(GPU, count=1, cloud="SECURE").data_center_id
     volume = client.network_volumes.create(name=unique("v"), size=20, data_center=where)
     mounts = {"network": [{"volume_id": volume.id, "path": "/data"}]}
     for _ in range(3):
@@ -186,8 +186,9 @@ def test_a_pod_network_volume_must_exist_and_match_the_data_centers(
     client: Client, emulator: object
 ) -> None:
     from podbook.emulator import catalog_data
+    from podbook.emulator.placement import choose_gpu_host
 
-    where = catalog_data.place_gpu(GPU, count=1, cloud="SECURE").data_center_id
+    where = choose_gpu_host(GPU, count=1, cloud="SECURE").data_center_id
     elsewhere = next(dc["id"] for dc in catalog_data.DATA_CENTERS if dc["id"] != where)
     volume = client.network_volumes.create(name=unique("v"), size=20, data_center=where)
     mounts = {"network": [{"volume_id": volume.id, "path": "/data"}]}

@@ -1,14 +1,12 @@
 """The emulator's built-in catalog: GPU types, CPU flavors, data centers, hosts, templates.
 
 Pure data and pure functions (no Starlette, no randomness, no state): the routes call the
-``list_*`` functions, which return JSON-ready dicts shaped as the reference OpenAPI document
-says, and pod creation calls :func:`place_gpu` / :func:`place_cpu`, which either return a
-:class:`Placement` or raise a :class:`PlacementError` whose message is one line naming what
-did not match and what is available instead.
+``list_*`` / ``get_*`` functions, which return JSON-ready dicts shaped as the reference OpenAPI
+document says. Where a pod goes is decided from these hosts by
+:mod:`podbook.emulator.placement`.
 
 Capacity is static: a host row says how many GPUs (or vCPUs) are free on it. A row with 0
-free is offered but full, which the catalog reports (``available: false``, ``NONE``) and
-placement refuses with a capacity error.
+free is offered but full, which the catalog reports (``available: false``, ``NONE``).
 """
 
 from __future__ import annotations
@@ -25,15 +23,12 @@ __all__ = [
     "GPU_HOSTS",
     "CPU_HOSTS",
     "PUBLIC_TEMPLATES",
+    "GPU_BY_ID",
+    "CPU_BY_ID",
+    "DC_BY_ID",
+    "DC_ORDER",
     "GpuHost",
     "CpuHost",
-    "Placement",
-    "PlacementError",
-    "UnknownGpuType",
-    "UnknownCpuFlavor",
-    "UnknownDataCenter",
-    "InvalidVcpuCount",
-    "NoCapacity",
     "list_gpu_types",
     "get_gpu_type",
     "list_cpu_types",
@@ -41,10 +36,11 @@ __all__ = [
     "list_data_centers",
     "get_data_center",
     "public_templates",
-    "place_gpu",
-    "place_cpu",
     "availability_level",
     "cuda_key",
+    "cuda_at_least",
+    "cuda_versions_of",
+    "join_ids",
 ]
 
 # --- data: GPU types -----------------------------------------------------------------------
@@ -261,7 +257,7 @@ class GpuHost:
     @property
     def host_id(self) -> str:
         """A stable id naming the machine class."""
-        name = _GPU_BY_ID[self.gpu_id]["name"] if self.gpu_id in _GPU_BY_ID else self.gpu_id
+        name = GPU_BY_ID[self.gpu_id]["name"] if self.gpu_id in GPU_BY_ID else self.gpu_id
         slug = "".join(ch for ch in name.lower() if ch.isalnum())
         cuda = f"cu{self.cuda_version.replace('.', '')}" if self.cuda_version else "nocuda"
         return f"{self.data_center_id.lower()}-{self.cloud[0].lower()}-{slug}-{cuda}"
@@ -487,75 +483,42 @@ PUBLIC_TEMPLATES: tuple[dict[str, Any], ...] = (
     },
 )
 
-# --- errors and results --------------------------------------------------------------------
+# --- lookups and helpers -------------------------------------------------------------------
 
-
-class PlacementError(ValueError):
-    """A pod cannot be placed; ``str()`` is one line that says why and what exists instead."""
-
-
-class UnknownGpuType(PlacementError):
-    """The GPU type id is not in the catalog."""
-
-
-class UnknownCpuFlavor(PlacementError):
-    """The CPU flavor id is not in the catalog."""
-
-
-class UnknownDataCenter(PlacementError):
-    """A requested data center id is not in the catalog."""
-
-
-class InvalidVcpuCount(PlacementError):
-    """The vCPU count is outside the flavor's range or not a power of two."""
-
-
-class NoCapacity(PlacementError):
-    """Nothing matching the request has room (cloud, data centers, CUDA, count)."""
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a pod goes: data center, the host's CUDA version, a host id, and its price.
-
-    ``price_per_hour`` is for the whole pod (per-GPU price × count, or per-vCPU × vCPUs);
-    ``memory_gb`` is set for CPU pods; ``global_network`` tells whether the data center
-    supports global networking.
-    """
-
-    data_center_id: str
-    cuda_version: str | None
-    host_id: str
-    price_per_hour: float
-    global_network: bool
-    memory_gb: int | None = None
-
-
-# --- helpers -------------------------------------------------------------------------------
-
-_GPU_BY_ID = {gpu["id"]: gpu for gpu in GPU_TYPES}
-_CPU_BY_ID = {cpu["id"]: cpu for cpu in CPU_TYPES}
-_DC_BY_ID = {dc["id"]: dc for dc in DATA_CENTERS}
-_DC_ORDER = {dc["id"]: index for index, dc in enumerate(DATA_CENTERS)}
+GPU_BY_ID: dict[str, dict[str, Any]] = {gpu["id"]: gpu for gpu in GPU_TYPES}
+"""GPU types by id."""
+CPU_BY_ID: dict[str, dict[str, Any]] = {cpu["id"]: cpu for cpu in CPU_TYPES}
+"""CPU flavors by id."""
+DC_BY_ID: dict[str, dict[str, Any]] = {dc["id"]: dc for dc in DATA_CENTERS}
+"""Data centers by id."""
+DC_ORDER: dict[str, int] = {dc["id"]: index for index, dc in enumerate(DATA_CENTERS)}
+"""A data center's position in the catalog (the order listings and placement try them in)."""
 _PUBLIC_DC_FIELDS = ("id", "name", "region", "globalNetwork", "networkVolumeTypes", "compliance")
 
 
 def cuda_key(version: str) -> tuple[int, int]:
-    """Numeric key of ``"major"`` or ``"major.minor"``: 12.11 sorts above 12.2."""
+    """Numeric key of ``"major"`` or ``"major.minor"``: 12.11 sorts above 12.2.
+
+    Unlike :func:`podbook.api.cuda_key` it does not check the form: the catalog routes accept
+    more digits than the contract's pattern allows.
+    """
     major, _, minor = version.partition(".")
     return int(major), int(minor or 0)
 
 
-def _at_least(version: str | None, floor: str) -> bool:
+def cuda_at_least(version: str | None, floor: str) -> bool:
+    """Whether a host's CUDA ``version`` (``None``: reports none) is ``floor`` or newer."""
     return version is not None and cuda_key(version) >= cuda_key(floor)
 
 
-def _versions(hosts: Iterable[GpuHost]) -> list[str]:
+def cuda_versions_of(hosts: Iterable[GpuHost]) -> list[str]:
+    """The CUDA versions these hosts report, oldest first, each once."""
     found = {host.cuda_version for host in hosts if host.cuda_version is not None}
     return sorted(found, key=cuda_key)
 
 
-def _join(items: Sequence[str]) -> str:
+def join_ids(items: Sequence[str]) -> str:
+    """``"a, b"`` for a message, or ``"none"`` when there are none."""
     return ", ".join(items) if items else "none"
 
 
@@ -579,17 +542,6 @@ def _best_level(levels: Iterable[str]) -> str:
     return max(levels, key=order.index, default="NONE")
 
 
-def _check_data_centers(data_center_ids: Sequence[str] | None) -> list[str]:
-    if not data_center_ids:
-        return [dc["id"] for dc in DATA_CENTERS]
-    unknown = [dc for dc in data_center_ids if dc not in _DC_BY_ID]
-    if unknown:
-        raise UnknownDataCenter(
-            f"unknown data center {unknown[0]!r}; known: {_join([d['id'] for d in DATA_CENTERS])}"
-        )
-    return list(dict.fromkeys(data_center_ids))
-
-
 # --- catalog listings ----------------------------------------------------------------------
 
 
@@ -602,11 +554,11 @@ def _gpu_hosts_for(
 ) -> list[GpuHost]:
     hosts = [h for h in GPU_HOSTS if h.gpu_id == gpu_id and h.cloud == cloud]
     if countries:
-        hosts = [h for h in hosts if _DC_BY_ID[h.data_center_id]["country"] in countries]
+        hosts = [h for h in hosts if DC_BY_ID[h.data_center_id]["country"] in countries]
     if cuda_versions:
         hosts = [h for h in hosts if h.cuda_version in cuda_versions]
     if min_cuda_version:
-        hosts = [h for h in hosts if _at_least(h.cuda_version, min_cuda_version)]
+        hosts = [h for h in hosts if cuda_at_least(h.cuda_version, min_cuda_version)]
     return hosts
 
 
@@ -637,10 +589,10 @@ def _gpu_entry(
     entry["availability"] = _best_level(levels.values())
     if per_dc:
         entry["dataCenters"] = [
-            {"id": dc, "name": _DC_BY_ID[dc]["name"], "availability": levels[dc]}
-            for dc in sorted(per_dc, key=_DC_ORDER.__getitem__)
+            {"id": dc, "name": DC_BY_ID[dc]["name"], "availability": levels[dc]}
+            for dc in sorted(per_dc, key=DC_ORDER.__getitem__)
         ]
-    versions = _versions(h for h in hosts if count <= h.machine_gpus)
+    versions = cuda_versions_of(h for h in hosts if count <= h.machine_gpus)
     if versions:
         entry["cudaVersions"] = [
             {
@@ -703,7 +655,7 @@ def get_gpu_type(
     country_codes: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
     """``GET /v2/catalog/gpus/{id}`` → one GPU type, or ``None`` when unknown."""
-    gpu = _GPU_BY_ID.get(gpu_id)
+    gpu = GPU_BY_ID.get(gpu_id)
     if gpu is None:
         return None
     products = [product] if isinstance(product, str) else list(product or ())
@@ -735,8 +687,8 @@ def _cpu_entry(
     entry["availability"] = _best_level(availability_level(units) for units in per_dc.values())
     if per_dc:
         entry["dataCenters"] = [
-            {"id": dc, "name": _DC_BY_ID[dc]["name"], "availability": availability_level(units)}
-            for dc, units in sorted(per_dc.items(), key=lambda item: _DC_ORDER[item[0]])
+            {"id": dc, "name": DC_BY_ID[dc]["name"], "availability": availability_level(units)}
+            for dc, units in sorted(per_dc.items(), key=lambda item: DC_ORDER[item[0]])
         ]
     return entry
 
@@ -754,7 +706,7 @@ def get_cpu_type(
     flavor_id: str, include_availability: bool = False, vcpu_count: int | None = None
 ) -> dict[str, Any] | None:
     """``GET /v2/catalog/cpus/{id}`` → one CPU flavor, or ``None`` when unknown."""
-    cpu = _CPU_BY_ID.get(flavor_id)
+    cpu = CPU_BY_ID.get(flavor_id)
     return None if cpu is None else _cpu_entry(cpu, include_availability, vcpu_count)
 
 
@@ -819,7 +771,7 @@ def list_data_centers(
 
 def get_data_center(data_center_id: str, include: Sequence[str] | str = ()) -> dict | None:
     """``GET /v2/catalog/datacenters/{id}`` → one data center, or ``None`` when unknown."""
-    dc = _DC_BY_ID.get(data_center_id)
+    dc = DC_BY_ID.get(data_center_id)
     wanted = [include] if isinstance(include, str) else list(include)
     return None if dc is None else _dc_entry(dc, wanted)
 
@@ -827,162 +779,3 @@ def get_data_center(data_center_id: str, include: Sequence[str] | str = ()) -> d
 def public_templates() -> list[dict[str, Any]]:
     """``GET /v2/catalog/templates`` → the ``templates`` array (fresh copies)."""
     return copy.deepcopy(list(PUBLIC_TEMPLATES))
-
-
-# --- placement -----------------------------------------------------------------------------
-
-
-def _where(data_center_ids: Sequence[str] | None, candidates: Sequence[str]) -> str:
-    return _join(candidates) if data_center_ids else "any data center"
-
-
-def _cuda_wish(allowed: Sequence[str] | None, minimum: str | None) -> str:
-    if allowed:
-        return "CUDA " + " or ".join(allowed)
-    return f"CUDA {minimum} or newer"
-
-
-def place_gpu(
-    gpu_id: str,
-    count: int = 1,
-    cloud: str = "SECURE",
-    data_center_ids: Sequence[str] | None = None,
-    allowed_cuda_versions: Sequence[str] | None = None,
-    min_cuda_version: str | None = None,
-    global_network: bool = False,
-    pod_count: int = 1,
-) -> Placement:
-    """Choose where ``pod_count`` pods of ``count`` × ``gpu_id`` run, all in one data center.
-
-    Data centers are tried in the order asked (or catalog order); within one, the host with
-    the newest matching CUDA version that has room wins. ``allowed_cuda_versions`` matches
-    exactly; ``min_cuda_version`` numerically (``"12"`` accepts any 12.x). With
-    ``global_network`` only data centers that support it qualify (NVIDIA only). Raises a
-    :class:`PlacementError` subclass with a one-line reason.
-    """
-    gpu = _GPU_BY_ID.get(gpu_id)
-    if gpu is None:
-        raise UnknownGpuType(
-            f"unknown GPU type {gpu_id!r}; see GET /v2/catalog/gpus for ids such as {RTX4090!r}"
-        )
-    candidates = _check_data_centers(data_center_ids)
-    where = _where(data_center_ids, candidates)
-    cloud_key = cloud.lower()
-    if not gpu[cloud_key]:
-        other = "COMMUNITY" if cloud == "SECURE" else "SECURE"
-        raise NoCapacity(f"{gpu_id} is not offered on {cloud} cloud; use cloud {other}")
-    if count > gpu["maxCount"][cloud_key]:
-        raise NoCapacity(
-            f"{count} x {gpu_id} exceeds the largest {cloud} machine"
-            f" ({gpu['maxCount'][cloud_key]} GPUs); request fewer GPUs per pod"
-        )
-    if global_network and gpu["manufacturer"] != "NVIDIA":
-        raise NoCapacity(f"global networking needs an NVIDIA GPU; {gpu_id} is not one")
-
-    hosts = [h for h in GPU_HOSTS if h.gpu_id == gpu_id and h.cloud == cloud]
-    offered = sorted({h.data_center_id for h in hosts}, key=_DC_ORDER.__getitem__)
-    hosts = [h for h in hosts if h.data_center_id in candidates]
-    if not hosts:
-        raise NoCapacity(
-            f"no {cloud} host in {where} has {gpu_id}; it is offered ({cloud}) in {_join(offered)}"
-        )
-    if global_network:
-        capable = [h for h in hosts if _DC_BY_ID[h.data_center_id]["globalNetwork"]]
-        if not capable:
-            supporting = [dc["id"] for dc in DATA_CENTERS if dc["globalNetwork"]]
-            raise NoCapacity(
-                f"global networking is not supported where {gpu_id} can be placed ({where});"
-                f" data centers with global networking: {_join(supporting)}"
-            )
-        hosts = capable
-    if allowed_cuda_versions or min_cuda_version:
-        matching = [
-            h
-            for h in hosts
-            if (h.cuda_version in allowed_cuda_versions if allowed_cuda_versions else True)
-            and (_at_least(h.cuda_version, min_cuda_version) if min_cuda_version else True)
-        ]
-        if not matching:
-            raise NoCapacity(
-                f"no {cloud} host in {where} reports"
-                f" {_cuda_wish(allowed_cuda_versions, min_cuda_version)} for {gpu_id};"
-                f" available there: {_join(_versions(hosts))}"
-            )
-        hosts = matching
-    sized = [h for h in hosts if count <= h.machine_gpus]
-    if not sized:
-        largest = max(h.machine_gpus for h in hosts)
-        raise NoCapacity(
-            f"no {cloud} machine in {where} has {count} x {gpu_id}"
-            f" (largest there: {largest}); request fewer GPUs per pod"
-        )
-    roomy = [h for h in sized if h.free_gpus >= count * pod_count]
-    if not roomy:
-        pods = f"{pod_count} pods of " if pod_count > 1 else ""
-        raise NoCapacity(
-            f"no free {cloud} capacity for {pods}{count} x {gpu_id} in {where}"
-            " right now; try another data center or cloud"
-        )
-    roomy.sort(
-        key=lambda h: (
-            candidates.index(h.data_center_id),
-            tuple(-part for part in cuda_key(h.cuda_version or "0")),
-        )
-    )
-    host = roomy[0]
-    return Placement(
-        data_center_id=host.data_center_id,
-        cuda_version=host.cuda_version,
-        host_id=host.host_id,
-        price_per_hour=round(gpu["price"][cloud_key] * count, 4),
-        global_network=bool(_DC_BY_ID[host.data_center_id]["globalNetwork"]),
-    )
-
-
-def place_cpu(
-    flavor_id: str,
-    vcpu_count: int,
-    cloud: str = "SECURE",
-    data_center_ids: Sequence[str] | None = None,
-) -> Placement:
-    """Choose where a CPU pod of ``vcpu_count`` vCPUs of ``flavor_id`` runs.
-
-    The count must be a power of two within the flavor's range. CPU pods run on SECURE cloud
-    only. Memory is ``vcpu_count × ramGbPerVcpu``. Raises a :class:`PlacementError` subclass.
-    """
-    cpu = _CPU_BY_ID.get(flavor_id)
-    if cpu is None:
-        raise UnknownCpuFlavor(
-            f"unknown CPU flavor {flavor_id!r}; known: {_join([c['id'] for c in CPU_TYPES])}"
-        )
-    low, high = cpu["vcpu"]["min"], cpu["vcpu"]["max"]
-    if not (low <= vcpu_count <= high) or vcpu_count & (vcpu_count - 1):
-        raise InvalidVcpuCount(
-            f"vcpuCount {vcpu_count} is not valid for {flavor_id}; choose a power of two"
-            f" from {low} to {high}"
-        )
-    if cloud != "SECURE":
-        raise NoCapacity(f"CPU pods run on SECURE cloud only; {cloud} has no {flavor_id} hosts")
-    candidates = _check_data_centers(data_center_ids)
-    where = _where(data_center_ids, candidates)
-    hosts = [h for h in CPU_HOSTS if h.flavor_id == flavor_id]
-    offered = sorted({h.data_center_id for h in hosts}, key=_DC_ORDER.__getitem__)
-    hosts = [h for h in hosts if h.data_center_id in candidates]
-    if not hosts:
-        raise NoCapacity(f"no host in {where} has {flavor_id}; it is offered in {_join(offered)}")
-    roomy = [h for h in hosts if h.free_vcpus >= vcpu_count]
-    if not roomy:
-        raise NoCapacity(
-            f"no free capacity for {vcpu_count} vCPUs of {flavor_id} in {where} right now;"
-            " try another data center or flavor"
-        )
-    roomy.sort(key=lambda h: candidates.index(h.data_center_id))
-    host = roomy[0]
-    return Placement(
-        data_center_id=host.data_center_id,
-        cuda_version=None,
-        host_id=host.host_id,
-        price_per_hour=round(cpu["price"]["securePerVcpu"] * vcpu_count, 4),
-        global_network=bool(_DC_BY_ID[host.data_center_id]["globalNetwork"]),
-        memory_gb=max(1, int(vcpu_count * cpu["ramGbPerVcpu"])),
-    )
