@@ -9,7 +9,6 @@ platform, so these helpers refuse it with one clear line.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from podbook.errors import ConfigError, NotFound
 
@@ -25,13 +24,11 @@ def require_local(client: Any, what: str) -> None:
         )
 
 
-def _path(endpoint_id: str) -> str:
-    return f"/v2/serverless/{quote(endpoint_id, safe='')}"
-
-
 def fetch_worker_key(client: Any, endpoint_id: str) -> str:
-    """A fresh worker key for ``endpoint_id`` (``NotFound`` when there is no such endpoint)."""
+    """A fresh worker key for ``endpoint_id`` (``NotFound`` when there is no such endpoint).
+    The emulator's own route: the typed client has no method for it, so it is a plain call."""
     from podbook.client import Call
+    from podbook.client.resources.endpoints import ENDPOINTS
 
     def parse(body: Any) -> str:
         key = body.get("workerKey") if isinstance(body, dict) else None
@@ -39,49 +36,36 @@ def fetch_worker_key(client: Any, endpoint_id: str) -> str:
             raise KeyError("workerKey")
         return key
 
-    return client.request(Call("POST", f"{_path(endpoint_id)}/worker-keys", parse=parse))
+    path = ENDPOINTS.item_path(endpoint_id) + "/worker-keys"
+    return client.request(Call("POST", path, parse=parse))
 
 
-def _endpoint_record(client: Any, endpoint_id: str) -> dict[str, Any] | None:
-    from podbook.client import Call
-
+def _endpoint_type(client: Any, endpoint_id: str) -> str | None:
+    """The type of endpoint ``endpoint_id`` (``QUEUE`` when unsaid), None when it does not
+    exist."""
     try:
-        record = client.request(Call("GET", _path(endpoint_id), parse=lambda body: body))
+        endpoint = client.endpoints.get(endpoint_id)
     except NotFound:
         return None
-    return record if isinstance(record, dict) else {}
+    return endpoint.type or "QUEUE"
 
 
 def endpoint_exists(client: Any, endpoint_id: str) -> bool:
     """Whether the account has an endpoint ``endpoint_id``."""
-    return _endpoint_record(client, endpoint_id) is not None
+    return _endpoint_type(client, endpoint_id) is not None
 
 
 def ensure_endpoint(client: Any, endpoint_id: str, *, endpoint_type: str = "QUEUE") -> str:
     """The id of endpoint ``endpoint_id``, created (named so, of ``endpoint_type``) when it
     does not exist yet; ``ConfigError`` when it exists with the other type."""
-    from podbook.client import Call
-
-    record = _endpoint_record(client, endpoint_id)
-    if record is not None:
-        found = record.get("type") or "QUEUE"
-        if found != endpoint_type:
-            serves = "an HTTP app" if found == "LOAD_BALANCER" else "handler functions"
-            wanted = "an app" if endpoint_type == "LOAD_BALANCER" else "a handler"
-            raise ConfigError(
-                f"endpoint {endpoint_id!r} is a {found} endpoint (it serves {serves}); "
-                f"choose another name for {wanted}"
-            )
-        return endpoint_id
-    created = client.request(
-        Call(
-            "POST",
-            "/v2/serverless",
-            json={"name": endpoint_id, "type": endpoint_type},
-            parse=lambda body: body,
+    found = _endpoint_type(client, endpoint_id)
+    if found is None:
+        return client.endpoints.create(name=endpoint_id, type=endpoint_type).id
+    if found != endpoint_type:
+        serves = "an HTTP app" if found == "LOAD_BALANCER" else "handler functions"
+        wanted = "an app" if endpoint_type == "LOAD_BALANCER" else "a handler"
+        raise ConfigError(
+            f"endpoint {endpoint_id!r} is a {found} endpoint (it serves {serves}); "
+            f"choose another name for {wanted}"
         )
-    )
-    new_id = created.get("id") if isinstance(created, dict) else None
-    if not isinstance(new_id, str) or not new_id:
-        raise ConfigError(f"creating endpoint {endpoint_id!r} answered no id")
-    return new_id
+    return endpoint_id

@@ -89,14 +89,6 @@ def _error_text(response: httpx.Response) -> str:
     return text[:200] or response.reason_phrase
 
 
-def _retry_after(response: httpx.Response) -> float:
-    raw = response.headers.get("Retry-After", "").strip()
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        return DEFAULT_THROTTLE_SECONDS
-
-
 def refusal(status: int, text: str, what: str, retry_after: float = 0.0) -> PodbookError:
     """The error of a broker answer ``status`` (400 or more) to ``what``."""
     if status == 429:
@@ -125,7 +117,18 @@ def _ping_params(job_ids: Iterable[str]) -> dict[str, str]:
 
 
 class WorkerChannel:
-    """HTTP calls of one worker to its broker."""
+    """HTTP calls of one worker to its broker.
+
+    They do not go through :class:`~podbook.client.AsyncClient`, on purpose: they are the
+    worker's hot path and speak another protocol than the client's. The URLs are the
+    ``RUNPOD_WEBHOOK_*`` templates (absolute, any host; the client's calls name one of the
+    service's three bases), the worker key goes raw into ``Authorization`` (the client sends
+    the user's key as ``Bearer``), posts are spread over :data:`POOL_SHARD_JOBS`-job
+    connection pools, a result is retried for about a minute (:data:`POST_RETRY_DELAYS`,
+    5xx and dropped connections, a POST included) and each try tells :attr:`contact` whether
+    the broker answered; a 429's ``Retry-After`` is read by the client's parser
+    (:func:`~podbook.client.core.parse_retry_after`).
+    """
 
     def __init__(
         self, config: WorkerConfig, *, transport: httpx.AsyncBaseTransport | None = None
@@ -138,9 +141,9 @@ class WorkerChannel:
         shards = max(1, math.ceil(config.concurrency / POOL_SHARD_JOBS))
         keepalive = math.ceil(config.concurrency / shards) + 8
         tls = httpx.create_ssl_context() if shards > 1 else True  # one for all pools
-        self._http = self._client(config, transport, keepalive, tls)
+        self._polls = self._client(config, transport, keepalive, tls)
         """Long-polls, pings (and the posts of the first share of jobs)."""
-        self._posters = [self._http] + [
+        self._posters = [self._polls] + [
             self._client(config, transport, keepalive, tls) for _ in range(shards - 1)
         ]
 
@@ -176,12 +179,17 @@ class WorkerChannel:
     def _check(self, response: httpx.Response, what: str) -> None:
         status = response.status_code
         if status >= 400:
-            retry_after = _retry_after(response) if status == 429 else 0.0
+            retry_after = 0.0
+            if status == 429:  # the client's parser, imported only when throttled (pydantic)
+                from podbook.client.core import parse_retry_after
+
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                retry_after = DEFAULT_THROTTLE_SECONDS if retry_after is None else retry_after
             raise refusal(status, _error_text(response), what, retry_after)
 
     async def _get(self, url: str, what: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = await self._http.get(url, **kwargs)
+            response = await self._polls.get(url, **kwargs)
         except httpx.TransportError as exc:
             failure = BrokerUnavailable(
                 f"{what}: cannot reach {self._where(url)} ({type(exc).__name__})"
@@ -253,7 +261,7 @@ class WorkerChannel:
             return
         params = {"status": "unhealthy", "check": "shutdown", "reason": "worker stopped"}
         with contextlib.suppress(httpx.HTTPError):
-            await self._http.get(self.config.ping_url, params=params, timeout=2.0)
+            await self._polls.get(self.config.ping_url, params=params, timeout=2.0)
 
     async def _post(self, url: str, body: bytes, what: str, *, retries: bool, job_id: str) -> None:
         delays = POST_RETRY_DELAYS if retries else ()
