@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
 from starlette.responses import StreamingResponse
@@ -105,6 +105,37 @@ def _event(line: StoredLine) -> bytes:
     return f"id: {line.event_id}\ndata: {data}\n\n".encode()
 
 
+async def event_stream(
+    lines: list[StoredLine],
+    seq: int,
+    live: Callable[[], bool],
+    fresh: Callable[[int], Iterable[list[StoredLine]]],
+) -> AsyncIterator[bytes]:
+    """A log's Server-Sent Events: the ``retry`` hint, the backfill ``lines``, then every
+    :data:`POLL_SECONDS` the pages ``fresh(seq)`` gives after the last line sent (``seq`` at
+    first), with a keep-alive comment after :data:`KEEPALIVE_SECONDS` of silence. ``live()``
+    is asked before each read; once it says no, the stream ends after that read's lines."""
+    yield f"retry: {RETRY_MS}\n\n".encode()
+    if lines:
+        yield b"".join(_event(line) for line in lines)
+    quiet_since = time.monotonic()
+    while True:
+        await asyncio.sleep(POLL_SECONDS)
+        alive = live()
+        sent = False
+        for page in fresh(seq):
+            yield b"".join(_event(line) for line in page)
+            seq = page[-1].seq
+            sent = True
+        if not alive:
+            return
+        if sent:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
+            yield b": keep-alive\n\n"
+            quiet_since = time.monotonic()
+
+
 def _backfill(book: PodLogBook, pod_id: str, q: LogQuery) -> tuple[list[StoredLine], int]:
     """The first lines to send and the sequence number the live part follows from."""
     if q.after_seq is not None:
@@ -118,32 +149,18 @@ def _backfill(book: PodLogBook, pod_id: str, q: LogQuery) -> tuple[list[StoredLi
     return lines, book.last_seq(pod_id) if not lines else lines[-1].seq
 
 
-async def _stream(
-    emulator: Emulator, account_id: str, pod_id: str, q: LogQuery
-) -> AsyncIterator[bytes]:
+def _stream(emulator: Emulator, account_id: str, pod_id: str, q: LogQuery) -> AsyncIterator[bytes]:
     book = log_book(emulator)
-    lines, seq = _backfill(book, pod_id, q)
-    yield f"retry: {RETRY_MS}\n\n".encode()
-    if lines:
-        yield b"".join(_event(line) for line in lines)
-    quiet_since = time.monotonic()
-    while True:
-        await asyncio.sleep(POLL_SECONDS)
+
+    def live() -> bool:
+        """Whether the pod still exists (its new lines written first); terminated: no."""
         record = emulator.store.pods.get(account_id, pod_id)
         if record is not None:
             book.materialize(record, emulator.clock())
-        sent = False
-        for page in iter_pages(book, pod_id, seq, q.source):
-            yield b"".join(_event(line) for line in page)
-            seq = page[-1].seq
-            sent = True
-        if record is None:
-            return  # terminated: every line it wrote has been sent
-        if sent:
-            quiet_since = time.monotonic()
-        elif time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
-            yield b": keep-alive\n\n"
-            quiet_since = time.monotonic()
+        return record is not None
+
+    lines, seq = _backfill(book, pod_id, q)
+    return event_stream(lines, seq, live, lambda after: iter_pages(book, pod_id, after, q.source))
 
 
 async def pod_logs(req: ApiRequest) -> StreamingResponse:

@@ -8,9 +8,6 @@ or its endpoint is deleted, after its last line.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
 from collections.abc import AsyncIterator
 
 from starlette.responses import StreamingResponse
@@ -21,20 +18,13 @@ from podbook.emulator.broker.service import QueueService
 from podbook.emulator.podlogs import StoredLine
 from podbook.emulator.problems import not_found
 from podbook.emulator.routes.podlogs import (
-    KEEPALIVE_SECONDS,
-    POLL_SECONDS,
-    RETRY_MS,
     SSE_HEADERS,
     LogQuery,
+    event_stream,
     parse_log_query,
 )
 from podbook.emulator.routes.queue import queue_service
 from podbook.emulator.routes.rest import ApiRequest
-
-
-def _event(line: StoredLine) -> bytes:
-    data = json.dumps(line.data(), separators=(",", ":"), ensure_ascii=False)
-    return f"id: {line.event_id}\ndata: {data}\n\n".encode()
 
 
 def _backfill(state: WorkerState, q: LogQuery) -> list[StoredLine]:
@@ -54,28 +44,16 @@ def _present(service: QueueService, queue: EndpointQueue, state: WorkerState) ->
     return live and queue.workers.get(state.worker_id) is state
 
 
-async def _stream(
+def _stream(
     service: QueueService, queue: EndpointQueue, state: WorkerState, q: LogQuery
 ) -> AsyncIterator[bytes]:
+    def fresh(seq: int) -> list[list[StoredLine]]:
+        page = state.log.after_seq(seq, q.source)
+        return [page] if page else []
+
     lines = _backfill(state, q)
     seq = lines[-1].seq if lines else max(state.log.seq, q.after_seq or 0)
-    yield f"retry: {RETRY_MS}\n\n".encode()
-    if lines:
-        yield b"".join(_event(line) for line in lines)
-    quiet_since = time.monotonic()
-    while True:
-        await asyncio.sleep(POLL_SECONDS)
-        present = _present(service, queue, state)
-        fresh = state.log.after_seq(seq, q.source)
-        if fresh:
-            yield b"".join(_event(line) for line in fresh)
-            seq = fresh[-1].seq
-            quiet_since = time.monotonic()
-        if not present:
-            return
-        if time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
-            yield b": keep-alive\n\n"
-            quiet_since = time.monotonic()
+    return event_stream(lines, seq, lambda: _present(service, queue, state), fresh)
 
 
 async def worker_logs(req: ApiRequest) -> StreamingResponse:
