@@ -27,6 +27,17 @@ def _resend_settled_panels(*_: Any) -> None:
         base.resend_settled_panels()
 
 
+def _points_at_local_emulator() -> bool:
+    """Whether the magics' client will talk to the local emulator (read without starting it)."""
+    from podbook.client.config import resolve_settings
+    from podbook.errors import PodbookError
+
+    try:
+        return resolve_settings(start_emulator=False).local
+    except PodbookError:
+        return False
+
+
 class NotebookSession:
     """State shared by the magics of one IPython shell.
 
@@ -43,8 +54,18 @@ class NotebookSession:
         show_panels: Callable[[], bool],
         on_exit: Callable[[], str] = lambda: "warn",
     ) -> None:
+        self._client: Client | None = None
+        self._client_lock = threading.Lock()
+        self._early_failure: Exception | None = None
+        local = _points_at_local_emulator()
+        if local:
+            threading.Thread(target=self._build_client, name="podbook-client", daemon=True).start()
         from podbook.notebook.kernel_exit.watch import ExitWatch
         from podbook.notebook.refresher import Refresher
+
+        if local:  # what the first magic's answer needs, imported while the emulator boots
+            import podbook.client._sync  # noqa: F401
+            import podbook.notebook.panels  # noqa: F401
 
         self.shell = shell
         self.presenter = Presenter(shell)
@@ -52,8 +73,6 @@ class NotebookSession:
             shell.events.register("post_run_cell", _resend_settled_panels)
         self.refresher = Refresher(self.get_client, interval, max_interval)
         self._show_panels = show_panels
-        self._client: Client | None = None
-        self._client_lock = threading.Lock()
         self._closers: list[Callable[[], None]] = []
         self._runtime_told = False
         self.exit_watch = ExitWatch(shell, on_exit)
@@ -64,11 +83,33 @@ class NotebookSession:
     def get_client(self) -> Client:
         """The shared :class:`podbook.Client`, created (and the emulator started) on first use."""
         with self._client_lock:
-            if self._client is None:
-                from podbook.client import Client
+            return self._client_locked()
 
-                self._client = Client()
-            return self._client
+    def _client_locked(self) -> Client:
+        if self._client is None:
+            failed, self._early_failure = self._early_failure, None
+            if failed is not None:  # met ahead of time: said once, tried again next time
+                raise failed
+            from podbook.client import Client
+
+            self._client = Client()
+        return self._client
+
+    def _build_client(self) -> None:
+        """Build the shared client ahead of its first use (a daemon thread, when the magics
+        point at the local emulator): the emulator is started first (the standard library
+        only), so it boots in its own process while this kernel imports the rest of podbook,
+        and the first magic of a kernel waits for the longer of the two, not their sum. A
+        failure is kept for :meth:`get_client` to report in one line (rather than starting
+        the emulator a second time)."""
+        from podbook.client.config import resolve_settings
+
+        with self._client_lock:
+            try:
+                resolve_settings(start_emulator=True)
+                self._client_locked()
+            except Exception as err:  # noqa: BLE001 - raised in the cell that needs the client
+                self._early_failure = err
 
     @property
     def client(self) -> Client:
