@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import orjson
 from starlette.requests import HTTPConnection, Request
@@ -21,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 
 from podbook.emulator.auth import extract_key
 from podbook.emulator.broker.errors import QueueRefusal, endpoint_not_found
+from podbook.emulator.broker.jobs import Job
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.broker.service import QueueService
 from podbook.emulator.routes.errors import queue_error, use_format
@@ -28,6 +30,8 @@ from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.queue import queue_service
 
 _OK = b'{"ok":true}'
+
+T = TypeVar("T")
 
 WorkerHandler = Callable[[Request, EndpointQueue, QueueService], Awaitable[Response]]
 
@@ -70,10 +74,9 @@ def worker_route(path: str, handler: WorkerHandler, methods: list[str]) -> Route
     return Route(path, endpoint, methods=methods)
 
 
-async def _json_body(request: Request) -> object:
-    raw = await request.body()
+def _json(raw: bytes) -> object:
     try:
-        return orjson.loads(raw) if raw.strip() else {}
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise QueueRefusal(400, f"body is not valid JSON ({exc}); post JSON text") from None
 
@@ -88,6 +91,15 @@ def watch_disconnect(request: Request) -> asyncio.Future[None]:
     return asyncio.ensure_future(wait())
 
 
+async def _long_poll(request: Request, wait: Callable[[asyncio.Future[None]], Awaitable[T]]) -> T:
+    """``wait(gone)``, where ``gone`` resolves if the worker's connection closes meanwhile."""
+    gone = watch_disconnect(request)
+    try:
+        return await wait(gone)
+    finally:
+        gone.cancel()
+
+
 def _batch_size(request: Request) -> int:
     raw = request.query_params.get("batch_size", "1")
     if not raw.isdigit() or int(raw) < 1:
@@ -95,67 +107,54 @@ def _batch_size(request: Request) -> int:
     return min(int(raw), 1000)
 
 
-def _idle(request: Request) -> bool:
-    """Whether the take says the worker runs nothing (``job_in_progress=0``)."""
-    return request.query_params.get("job_in_progress") == "0"
+async def _take(
+    request: Request, queue: EndpointQueue, service: QueueService, size: int
+) -> list[Job]:
+    """Up to ``size`` jobs for the worker, after a long-poll when none is waiting.
 
-
-async def take(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
-    """One job (200 JSON object) or 204 after the long-poll."""
-    gone = watch_disconnect(request)
-    try:
-        jobs = await service.broker.take(
-            queue,
-            request.path_params["worker_id"],
-            1,
-            service.settings.take_wait_seconds,
-            gone,
-            idle=_idle(request),
-        )
-    finally:
-        gone.cancel()
-    if not jobs:
-        return Response(status_code=204)
-    return json_response(jobs[0].work_item())
-
-
-async def take_batch(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
-    """Up to ``batch_size`` jobs (200 JSON list) or 204 after the long-poll."""
-    size = _batch_size(request)
-    gone = watch_disconnect(request)
-    try:
-        jobs = await service.broker.take(
+    ``job_in_progress=0`` says the worker runs nothing (it is idle).
+    """
+    idle = request.query_params.get("job_in_progress") == "0"
+    return await _long_poll(
+        request,
+        lambda gone: service.broker.take(
             queue,
             request.path_params["worker_id"],
             size,
             service.settings.take_wait_seconds,
             gone,
-            idle=_idle(request),
-        )
-    finally:
-        gone.cancel()
-    if not jobs:
-        return Response(status_code=204)
-    return json_response([job.work_item() for job in jobs])
+            idle=idle,
+        ),
+    )
+
+
+async def take(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """One job (200 JSON object) or 204 after the long-poll."""
+    jobs = await _take(request, queue, service, 1)
+    return json_response(jobs[0].work_item()) if jobs else Response(status_code=204)
+
+
+async def take_batch(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
+    """Up to ``batch_size`` jobs (200 JSON list) or 204 after the long-poll."""
+    jobs = await _take(request, queue, service, _batch_size(request))
+    return json_response([job.work_item() for job in jobs]) if jobs else Response(status_code=204)
 
 
 async def stop(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
     """``{"jobsToStop": [...]}`` or 204 after the long-poll."""
-    gone = watch_disconnect(request)
-    try:
-        ids = await service.broker.stop_signals(
+    ids = await _long_poll(
+        request,
+        lambda gone: service.broker.stop_signals(
             queue, request.path_params["worker_id"], service.settings.stop_wait_seconds, gone
-        )
-    finally:
-        gone.cancel()
-    if not ids:
-        return Response(status_code=204)
-    return json_response({"jobsToStop": ids})
+        ),
+    )
+    return json_response({"jobsToStop": ids}) if ids else Response(status_code=204)
 
 
 async def done(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
-    """A result or a progress update."""
-    body = await _json_body(request)
+    """A result or a progress update (an empty body is ``{}``)."""
+    raw = await request.body()
+    body = _json(raw) if raw.strip() else {}
     service.broker.result(
         queue, request.path_params["worker_id"], request.path_params["job_id"], body
     )
@@ -165,12 +164,8 @@ async def done(request: Request, queue: EndpointQueue, service: QueueService) ->
 async def stream(request: Request, queue: EndpointQueue, service: QueueService) -> Response:
     """One stream chunk ``{"output": chunk}``."""
     raw = await request.body()
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise QueueRefusal(400, f"body is not valid JSON ({exc}); post JSON text") from None
     service.broker.stream_chunk(
-        queue, request.path_params["worker_id"], request.path_params["job_id"], body, len(raw)
+        queue, request.path_params["worker_id"], request.path_params["job_id"], _json(raw), len(raw)
     )
     return Response(_OK, media_type="application/json")
 
