@@ -47,6 +47,7 @@ from podbook.emulator.broker.workerplace import (
 )
 from podbook.emulator.podruntime.box import AsyncBoxProcess, BoxError
 from podbook.emulator.podruntime.children import detach_child
+from podbook.emulator.tasks import cancel_and_wait
 from podbook.worker.config import new_worker_id
 from podbook.worker.env import worker_env
 
@@ -113,11 +114,8 @@ class Autoscaler:
 
     async def stop(self) -> None:
         """Stop scaling and every worker."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         stopping = [
             self._stop(key, worker)
             for key, group in self.endpoints.items()

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 
 from podbook.emulator.podruntime.children import detach_child
+from podbook.emulator.tasks import cancel_and_wait
 
 log = logging.getLogger("podbook.emulator.broker")
 
@@ -85,9 +86,7 @@ class SupervisedWorker:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await process.wait()
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait(self._task)
 
 
 class Supervisor:

@@ -11,7 +11,6 @@ renewal.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 
@@ -20,6 +19,7 @@ import httpx
 from podbook.emulator.loadbalancer.health import PROBE_TIMEOUT_SECONDS, probe
 from podbook.emulator.loadbalancer.pool import UNHEALTHY, LbWorker, WorkerPool
 from podbook.emulator.loadbalancer.settings import LoadBalancerSettings
+from podbook.emulator.tasks import cancel_and_wait
 
 log = logging.getLogger("podbook.emulator.loadbalancer")
 
@@ -74,11 +74,8 @@ class LoadBalancer:
 
     async def close(self) -> None:
         """Stop the health poll and close the clients (emulator shutdown)."""
-        if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
-            self._poller = None
+        await cancel_and_wait(self._poller)
+        self._poller = None
         for client in (self._health, self._proxy):
             if client is not None:
                 await client.aclose()

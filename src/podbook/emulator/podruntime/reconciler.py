@@ -53,6 +53,7 @@ from podbook.emulator.podruntime.services import (
 )
 from podbook.emulator.podruntime.tree import build_sandbox, claim, remove_gone_trees, runtime_root
 from podbook.emulator.pods import mark_exited
+from podbook.emulator.tasks import cancel_and_wait
 
 log = logging.getLogger("podbook.emulator.podruntime")
 
@@ -122,10 +123,7 @@ class LocalRuntime:
 
     async def stop(self) -> None:
         """Stop every pod's processes (the emulator is stopping)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         async with self._lock:
             await asyncio.gather(*(self._stop(pod) for pod in list(self.pods.values())))
         self.confinement.close()

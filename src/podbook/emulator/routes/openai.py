@@ -26,7 +26,6 @@ its answer ends, a stream for as long as it streams.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -49,6 +48,7 @@ from podbook.emulator.openai_format import (
 )
 from podbook.emulator.routes.convertors import KNOWN_OPENAI_ROUTES
 from podbook.emulator.routes.queue import QueueRequest, queue_route
+from podbook.emulator.tasks import cancel_and_wait
 
 log = logging.getLogger("podbook.emulator.openai")
 
@@ -120,9 +120,7 @@ class JobAnswer(Response):
         finally:
             gone.cancel()
             if not serving.done():
-                serving.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await serving
+                await cancel_and_wait(serving)
             self._end()
 
     def _end(self) -> None:
