@@ -17,7 +17,7 @@ import secrets
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,12 @@ class Collection:
     def exists(self, record_id: str) -> bool:
         """Whether any account holds a record with this id (for id generation)."""
         return record_id in self._by_id
+
+    def fresh_id(self, make: Callable[[], str]) -> str:
+        """An id from ``make()`` (drawn again while taken) that no account's record has."""
+        while (record_id := make()) in self._by_id:
+            pass
+        return record_id
 
     def all_of(self, account_id: str) -> Iterator[Record]:
         """The account's records in creation order."""

@@ -62,17 +62,13 @@ async def create_cluster(req: ApiRequest) -> Response:
     )
     check_capacity(req.emulator, compute["podCount"])
     placements = [with_new_machine(shared) for _ in range(compute["podCount"])]
-    cluster_id = new_id()
-    while req.store.clusters.exists(cluster_id):
-        cluster_id = new_id()
+    cluster_id = req.store.clusters.fresh_id(new_id)
     assign_at = now + settings.provision_seconds / 2
     account = req.store.ensure_account(req.account_id)
     with req.store.transaction():  # members and cluster: all in the file, or none
         member_ids = []
         for rank, placement in enumerate(placements):
-            pod_id = new_id()
-            while req.store.pods.exists(pod_id):
-                pod_id = new_id()
+            pod_id = req.store.pods.fresh_id(new_id)
             pod_spec = {
                 **{k: v for k, v in spec.items() if k not in ("compute", "type", "dataCenterIds")},
                 "name": f"{spec['name']}-{rank}",

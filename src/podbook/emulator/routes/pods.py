@@ -100,9 +100,7 @@ async def create_pod(req: ApiRequest) -> Response:
     check_capacity(req.emulator, 1)
     account = req.store.ensure_account(req.account_id)
     now = req.emulator.clock()
-    pod_id = new_id()
-    while req.store.pods.exists(pod_id):
-        pod_id = new_id()
+    pod_id = req.store.pods.fresh_id(new_id)
     record = new_pod_record(
         pod_id=pod_id,
         spec=spec,

@@ -76,9 +76,7 @@ async def create_template(req: ApiRequest) -> Response:
     """``POST /v2/templates`` → 201 with the template."""
     spec = _fold_serverless(to_wire(validate(CreateTemplateRequest, await req.json())))
     _check_registry(req, spec.get("registry"))
-    template_id = "tpl_" + secrets.token_hex(5)
-    while req.store.templates.exists(template_id):
-        template_id = "tpl_" + secrets.token_hex(5)
+    template_id = req.store.templates.fresh_id(lambda: "tpl_" + secrets.token_hex(5))
     record = normalize_template({"startSsh": True, "startJupyter": True, **spec, "id": template_id})
     for name in ("startSsh", "startJupyter", "public", "category"):
         record[name] = spec.get(name, record[name] if name in ("public", "category") else True)

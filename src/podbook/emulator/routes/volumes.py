@@ -41,9 +41,7 @@ async def create_volume(req: ApiRequest) -> Response:
     """``POST /v2/network-volumes`` → 201."""
     body = to_wire(validate(CreateNetworkVolumeRequest, await req.json()))
     data_center(body["dataCenter"])
-    volume_id = secrets.token_hex(5)
-    while req.store.network_volumes.exists(volume_id):
-        volume_id = secrets.token_hex(5)
+    volume_id = req.store.network_volumes.fresh_id(lambda: secrets.token_hex(5))
     record = {
         "id": volume_id,
         "name": body["name"],
