@@ -562,22 +562,61 @@ def _gpu_hosts_for(
     return hosts
 
 
-def _gpu_entry(
-    gpu: dict[str, Any],
-    *,
-    include_availability: bool,
-    products: Sequence[str],
-    count: int,
-    cloud: str,
-    cuda_versions: Sequence[str] | None,
-    min_cuda_version: str | None,
-    countries: Sequence[str] | None,
-) -> dict[str, Any]:
+def list_gpu_types(
+    include_availability: bool = False,
+    product: Sequence[str] | str | None = None,
+    count: int = 1,
+    cloud: str = "SECURE",
+    cuda_versions: Sequence[str] | None = None,
+    min_cuda_version: str | None = None,
+    country_codes: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """``GET /v2/catalog/gpus`` → the ``gpus`` array.
+
+    With ``include_availability``: ``availability`` (best level over data centers for
+    ``count`` GPUs in ``cloud``), ``dataCenters`` (those that offer it in that configuration)
+    and ``cudaVersions`` (each with ``available``), scoped by the CUDA filters and countries.
+    A country filter drops GPU types with no data center there.
+    """
+    entries = (
+        get_gpu_type(
+            gpu["id"],
+            include_availability,
+            product,
+            count,
+            cloud,
+            cuda_versions,
+            min_cuda_version,
+            country_codes,
+        )
+        for gpu in GPU_TYPES
+        if not (country_codes and include_availability)
+        or _gpu_hosts_for(gpu["id"], cloud, None, None, country_codes)
+    )
+    return [entry for entry in entries if entry is not None]
+
+
+def get_gpu_type(
+    gpu_id: str,
+    include_availability: bool = False,
+    product: Sequence[str] | str | None = None,
+    count: int = 1,
+    cloud: str = "SECURE",
+    cuda_versions: Sequence[str] | None = None,
+    min_cuda_version: str | None = None,
+    country_codes: Sequence[str] | None = None,
+) -> dict[str, Any] | None:
+    """``GET /v2/catalog/gpus/{id}`` → one GPU type, or ``None`` when unknown (availability
+    as :func:`list_gpu_types` gives it)."""
+    gpu = GPU_BY_ID.get(gpu_id)
+    if gpu is None:
+        return None
     entry = copy.deepcopy(gpu)
     if not include_availability:
         return entry
+    products = [product] if isinstance(product, str) else list(product or ())
     in_product = not products or any(p != "SERVERLESS" or gpu["pool"] for p in products)
-    hosts = _gpu_hosts_for(gpu["id"], cloud, cuda_versions, min_cuda_version, countries)
+    hosts = _gpu_hosts_for(gpu_id, cloud, cuda_versions, min_cuda_version, country_codes)
     hosts = hosts if in_product else []
     per_dc: dict[str, int] = {}
     for host in hosts:
@@ -604,71 +643,6 @@ def _gpu_entry(
             for version in versions
         ]
     return entry
-
-
-def list_gpu_types(
-    include_availability: bool = False,
-    product: Sequence[str] | str | None = None,
-    count: int = 1,
-    cloud: str = "SECURE",
-    cuda_versions: Sequence[str] | None = None,
-    min_cuda_version: str | None = None,
-    country_codes: Sequence[str] | None = None,
-) -> list[dict[str, Any]]:
-    """``GET /v2/catalog/gpus`` → the ``gpus`` array.
-
-    With ``include_availability``: ``availability`` (best level over data centers for
-    ``count`` GPUs in ``cloud``), ``dataCenters`` (those that offer it in that configuration)
-    and ``cudaVersions`` (each with ``available``), scoped by the CUDA filters and countries.
-    A country filter drops GPU types with no data center there.
-    """
-    products = [product] if isinstance(product, str) else list(product or ())
-    entries = []
-    for gpu in GPU_TYPES:
-        if country_codes and include_availability:
-            offered = _gpu_hosts_for(gpu["id"], cloud, None, None, country_codes)
-            if not offered:
-                continue
-        entries.append(
-            _gpu_entry(
-                gpu,
-                include_availability=include_availability,
-                products=products,
-                count=count,
-                cloud=cloud,
-                cuda_versions=cuda_versions,
-                min_cuda_version=min_cuda_version,
-                countries=country_codes,
-            )
-        )
-    return entries
-
-
-def get_gpu_type(
-    gpu_id: str,
-    include_availability: bool = False,
-    product: Sequence[str] | str | None = None,
-    count: int = 1,
-    cloud: str = "SECURE",
-    cuda_versions: Sequence[str] | None = None,
-    min_cuda_version: str | None = None,
-    country_codes: Sequence[str] | None = None,
-) -> dict[str, Any] | None:
-    """``GET /v2/catalog/gpus/{id}`` → one GPU type, or ``None`` when unknown."""
-    gpu = GPU_BY_ID.get(gpu_id)
-    if gpu is None:
-        return None
-    products = [product] if isinstance(product, str) else list(product or ())
-    return _gpu_entry(
-        gpu,
-        include_availability=include_availability,
-        products=products,
-        count=count,
-        cloud=cloud,
-        cuda_versions=cuda_versions,
-        min_cuda_version=min_cuda_version,
-        countries=country_codes,
-    )
 
 
 def _cpu_entry(
