@@ -1,11 +1,11 @@
 """Placing pods on machines of the built-in catalog (:mod:`podbook.emulator.catalog_data`).
 
-Two steps. :func:`choose_gpu_host` / :func:`choose_cpu_host` are pure and deterministic: they
-pick the catalog host a pod runs on (a :class:`HostChoice`) or raise a
-:class:`PlacementError` whose message is one line naming what did not match and what is
-available instead. :func:`place_gpu_pod` / :func:`place_cpu_pod` turn that choice into what a
-pod record needs (a :class:`Placement`: a public IP for port mappings and, when asked for and
-supported, a global-network address); a placement error becomes a 400 :class:`Problem`.
+Two steps. :func:`choose_gpu_host` / :func:`choose_cpu_host` are deterministic: they pick the
+catalog host a pod runs on (a :class:`HostChoice`) or raise a :class:`PlacementError`, a 400
+``No Capacity`` problem whose detail is one line naming what did not match and what is
+available instead. :func:`pod_placement` turns a choice into what one pod record needs (a
+:class:`Placement`: its own public IP for port mappings and, when asked for and supported, a
+global-network address).
 
 Capacity is static: a host row says how many GPUs (or vCPUs) are free on it, and a row with
 0 free is offered but full, which placement refuses with a capacity error.
@@ -13,13 +13,11 @@ Capacity is static: a host row says how many GPUs (or vCPUs) are free on it, and
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import ipaddress
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from podbook.emulator.catalog_data import (
     CPU_BY_ID,
@@ -51,11 +49,9 @@ __all__ = [
     "UnknownGpuType",
     "choose_cpu_host",
     "choose_gpu_host",
-    "place_cpu_pod",
-    "place_gpu_pod",
+    "pod_placement",
     "random_global_ip",
     "random_public_ip",
-    "with_new_machine",
 ]
 
 _Host = TypeVar("_Host", GpuHost, CpuHost)
@@ -63,8 +59,12 @@ _Host = TypeVar("_Host", GpuHost, CpuHost)
 # --- errors ----------------------------------------------------------------------------------
 
 
-class PlacementError(ValueError):
-    """A pod cannot be placed; ``str()`` is one line that says why and what exists instead."""
+class PlacementError(Problem, ValueError):
+    """A pod cannot be placed: a 400 ``No Capacity`` problem whose detail (and ``str()``) is
+    one line that says why and what exists instead."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, message, title="No Capacity")
 
 
 class UnknownGpuType(PlacementError):
@@ -95,8 +95,8 @@ class HostChoice:
     """The catalog host a pod goes to: data center, the host's CUDA version, id and price.
 
     ``price_per_hour`` is for the whole pod (per-GPU price × count, or per-vCPU × vCPUs);
-    ``memory_gb`` is set for CPU pods; ``global_network`` tells whether the data center
-    supports global networking.
+    ``memory_gb`` is set for CPU pods; ``global_network`` tells whether the pod could join the
+    global network there (a GPU pod in a data center that has it; never a CPU pod).
     """
 
     data_center_id: str
@@ -140,13 +140,14 @@ def _choice(
     price_per_hour: float,
     cuda_version: str | None = None,
     memory_gb: int | None = None,
+    global_network: bool = False,
 ) -> HostChoice:
     return HostChoice(
         data_center_id=host.data_center_id,
         cuda_version=cuda_version,
         host_id=host.host_id,
         price_per_hour=round(price_per_hour, 4),
-        global_network=bool(DC_BY_ID[host.data_center_id]["globalNetwork"]),
+        global_network=global_network,
         memory_gb=memory_gb,
     )
 
@@ -239,7 +240,12 @@ def choose_gpu_host(
             tuple(-part for part in cuda_key(h.cuda_version or "0")),
         ),
     )
-    return _choice(host, gpu["price"][cloud_key] * count, cuda_version=host.cuda_version)
+    return _choice(
+        host,
+        gpu["price"][cloud_key] * count,
+        cuda_version=host.cuda_version,
+        global_network=bool(DC_BY_ID[host.data_center_id]["globalNetwork"]),
+    )
 
 
 def choose_cpu_host(
@@ -301,11 +307,6 @@ class Placement:
     memory_gb: int | None = None
 
 
-def with_new_machine(placement: Placement) -> Placement:
-    """The same placement on another machine of the same kind (its own public IP)."""
-    return dataclasses.replace(placement, public_ip=random_public_ip())
-
-
 def random_public_ip() -> str:
     """A public address from a documentation range (never routable)."""
     network = secrets.choice(
@@ -319,62 +320,16 @@ def random_global_ip() -> str:
     return f"10.{secrets.randbelow(64) + 64}.{secrets.randbelow(256)}.{secrets.randbelow(253) + 1}"
 
 
-@contextlib.contextmanager
-def _no_capacity() -> Iterator[None]:
-    """A :class:`PlacementError` inside becomes a 400 ``No Capacity`` problem."""
-    try:
-        yield
-    except PlacementError as exc:
-        raise Problem(400, str(exc), title="No Capacity") from None
-
-
-def _placed(choice: HostChoice, **extra: Any) -> Placement:
+def pod_placement(choice: HostChoice, *, global_networking: bool = False) -> Placement:
+    """One pod on a machine of the chosen kind: its own public IP and, in a data center with
+    global networking, an address on it (``global_ip`` when ``global_networking`` is asked)."""
+    candidate = random_global_ip() if choice.global_network else None
     return Placement(
         data_center_id=choice.data_center_id,
         cuda_version=choice.cuda_version,
         price_per_hour=choice.price_per_hour,
         public_ip=random_public_ip(),
+        global_ip=candidate if global_networking else None,
+        global_ip_candidate=candidate,
         memory_gb=choice.memory_gb,
-        **extra,
     )
-
-
-def place_gpu_pod(
-    *,
-    gpu_id: str,
-    count: int,
-    cloud: str,
-    data_center_ids: list[str] | None,
-    allowed_cuda_versions: list[str] | None,
-    min_cuda_version: str | None,
-    global_networking: bool,
-    pod_count: int = 1,
-) -> Placement:
-    """Place a GPU pod (or ``pod_count`` identical ones in one data center, for a cluster),
-    or raise a 400 :class:`Problem` naming what could not be matched."""
-    with _no_capacity():
-        choice = choose_gpu_host(
-            gpu_id,
-            count=count,
-            cloud=cloud,
-            data_center_ids=data_center_ids,
-            allowed_cuda_versions=allowed_cuda_versions,
-            min_cuda_version=min_cuda_version,
-            global_network=global_networking,
-            pod_count=pod_count,
-        )
-    candidate = random_global_ip() if choice.global_network else None
-    return _placed(
-        choice, global_ip=candidate if global_networking else None, global_ip_candidate=candidate
-    )
-
-
-def place_cpu_pod(
-    *, flavor_id: str, vcpu_count: int, cloud: str, data_center_ids: list[str] | None
-) -> Placement:
-    """Place a CPU pod, or raise a 400 :class:`Problem` naming what could not be matched."""
-    with _no_capacity():
-        choice = choose_cpu_host(
-            flavor_id, vcpu_count=vcpu_count, cloud=cloud, data_center_ids=data_center_ids
-        )
-    return _placed(choice)

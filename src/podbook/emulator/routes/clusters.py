@@ -11,7 +11,7 @@ from starlette.routing import BaseRoute
 from podbook.api.base import to_wire
 from podbook.api.clusters import CreateClusterRequest, UpdateClusterRequest
 from podbook.emulator.clusters import membership, render_cluster
-from podbook.emulator.placement import place_gpu_pod, with_new_machine
+from podbook.emulator.placement import choose_gpu_host, pod_placement
 from podbook.emulator.podruntime.capacity import check_capacity, free_loopback_ip
 from podbook.emulator.pods import iso, new_id, new_pod_record
 from podbook.emulator.problems import Problem, not_found
@@ -50,18 +50,14 @@ async def create_cluster(req: ApiRequest) -> Response:
     compute = spec["compute"]
     settings = req.emulator.settings
     now = req.emulator.clock()
-    shared = place_gpu_pod(
-        gpu_id=compute["gpuTypeId"],
+    choice = choose_gpu_host(
+        compute["gpuTypeId"],
         count=compute["gpuCountPerPod"],
-        cloud="SECURE",
-        data_center_ids=spec.get("dataCenterIds") or None,
-        allowed_cuda_versions=None,
-        min_cuda_version=None,
-        global_networking=False,
+        data_center_ids=spec.get("dataCenterIds"),
         pod_count=compute["podCount"],
     )
     check_capacity(req.emulator, compute["podCount"])
-    placements = [with_new_machine(shared) for _ in range(compute["podCount"])]
+    placements = [pod_placement(choice) for _ in range(compute["podCount"])]
     cluster_id = req.store.clusters.fresh_id(new_id)
     assign_at = now + settings.provision_seconds / 2
     account = req.store.ensure_account(req.account_id)

@@ -11,7 +11,7 @@ from podbook.api.base import to_wire
 from podbook.api.pods import CreatePodRequest, PodActionRequest, UpdatePodRequest
 from podbook.api.validation import RequestRejected, check_patch_mounts
 from podbook.emulator.lifecycle import ERROR, EXITED, check_action
-from podbook.emulator.placement import Placement, place_cpu_pod, place_gpu_pod
+from podbook.emulator.placement import Placement, choose_cpu_host, choose_gpu_host, pod_placement
 from podbook.emulator.podlogs import log_book
 from podbook.emulator.podruntime.capacity import check_capacity
 from podbook.emulator.pods import (
@@ -31,29 +31,29 @@ from podbook.emulator.volumes import place_with_volume
 
 def place(spec: dict[str, Any]) -> Placement:
     """Place a pod described by a merged create spec (wire names)."""
-    dc_ids = spec.get("dataCenterIds") or None
+    dc_ids = spec.get("dataCenterIds")
     cloud = spec.get("cloud") or "SECURE"
+    global_networking = bool(spec.get("globalNetworking"))
     if "gpu" in spec:
         gpu = spec["gpu"]
-        return place_gpu_pod(
-            gpu_id=gpu["id"],
+        choice = choose_gpu_host(
+            gpu["id"],
             count=gpu.get("count", 1),
             cloud=cloud,
             data_center_ids=dc_ids,
-            allowed_cuda_versions=gpu.get("allowedCudaVersions") or None,
+            allowed_cuda_versions=gpu.get("allowedCudaVersions"),
             min_cuda_version=gpu.get("minCudaVersion"),
-            global_networking=bool(spec.get("globalNetworking")),
+            global_network=global_networking,
         )
-    if spec.get("globalNetworking"):
+        return pod_placement(choice, global_networking=global_networking)
+    if global_networking:
         raise Problem(
             400,
             "globalNetworking requires an NVIDIA GPU pod; remove it for a CPU pod",
             errors=["$.globalNetworking: requires an NVIDIA GPU pod"],
         )
     cpu = spec["cpu"]
-    return place_cpu_pod(
-        flavor_id=cpu["id"], vcpu_count=cpu["vcpuCount"], cloud=cloud, data_center_ids=dc_ids
-    )
+    return pod_placement(choose_cpu_host(cpu["id"], cpu["vcpuCount"], cloud, dc_ids))
 
 
 def resolve_create_spec(req: ApiRequest, body: Any) -> dict[str, Any]:
