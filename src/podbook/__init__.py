@@ -6,25 +6,41 @@ Heavy parts are imported lazily so that ``%load_ext podbook`` stays fast.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "Client": "podbook.client",
-    "AsyncClient": "podbook.client",
-    "errors": "podbook.errors",
-    "serve": "podbook.worker.background",
-    "openai_handler": "podbook.worker.openai_compat",
-}
+
+def lazy_getattr(namespace: dict[str, Any], homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """The module ``__getattr__`` of a package whose public names are imported on first use:
+    ``homes`` maps each name to the module it lives in (a home named ``package.name`` is the
+    module itself). The value is kept in the package's ``namespace`` (its ``globals()``), so
+    the next use is an ordinary attribute; any other name raises ``AttributeError``."""
+    package = namespace["__name__"]
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module = importlib.import_module(home)
+        value = module if home.rpartition(".")[2] == name else getattr(module, name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'podbook' has no attribute {name!r}")
-    mod = importlib.import_module(module)
-    return mod if module.endswith(name) else getattr(mod, name)
+__getattr__ = lazy_getattr(
+    globals(),
+    {
+        "Client": "podbook.client",
+        "AsyncClient": "podbook.client",
+        "errors": "podbook.errors",
+        "serve": "podbook.worker.background",
+        "openai_handler": "podbook.worker.openai_compat",
+    },
+)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -7,8 +7,9 @@ can be imported without httpx and pydantic: ``%load_ext podbook`` relies on it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from podbook import lazy_getattr
 
 if TYPE_CHECKING:
     from podbook.client._async import AsyncClient
@@ -50,13 +51,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'podbook.client' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:

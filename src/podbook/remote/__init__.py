@@ -10,8 +10,9 @@ Nothing here imports IPython; the magics build on it. The names are imported on 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from podbook import lazy_getattr
 
 if TYPE_CHECKING:
     from podbook.remote._kernel_vars import CHUNK_BYTES, MAX_TRANSFER_BYTES
@@ -110,13 +111,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'podbook.remote' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:

@@ -13,8 +13,7 @@ the broker: nothing here imports the emulator.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from podbook import lazy_getattr
 
 __all__ = [
     "Chunk",
@@ -39,13 +38,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'podbook.worker' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:
