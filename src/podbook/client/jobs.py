@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from podbook.errors import InvalidRequest, JobCancelled, JobFailed, JobTimedOut, WaitTimeout
 
@@ -164,15 +164,17 @@ def _shared_runs(endpoint: Any, endpoint_id: str, job_id: str) -> _Runs:
         return runs
 
 
-class _JobBase:
-    def __init__(
-        self, job_id: str, endpoint_id: str, record: JobRecord | None, endpoint: Any = None
-    ) -> None:
+E = TypeVar("E", "EndpointClient", "AsyncEndpointClient")
+
+
+class _JobBase(Generic[E]):
+    def __init__(self, endpoint: E, job_id: str, record: JobRecord | None = None) -> None:
+        self._endpoint = endpoint
         self.id = job_id
-        self.endpoint_id = endpoint_id
+        self.endpoint_id = endpoint.id
         self._record: JobRecord | None = record
         self._streamed_status: str | None = None
-        self._runs = _shared_runs(endpoint, endpoint_id, job_id)
+        self._runs = _shared_runs(endpoint, endpoint.id, job_id)
         self._run = self._runs.count  # the run `_record` belongs to
         self._retrying = False
 
@@ -240,14 +242,8 @@ class _JobBase:
         return f"<{type(self).__name__} {self.id} on {self.endpoint_id}: {self.last_status}>"
 
 
-class Job(_JobBase):
+class Job(_JobBase["EndpointClient"]):
     """A queue job: status, wait, output, stream, cancel and retry."""
-
-    def __init__(
-        self, endpoint: EndpointClient, job_id: str, record: JobRecord | None = None
-    ) -> None:
-        super().__init__(job_id, endpoint.id, record, endpoint)
-        self._endpoint = endpoint
 
     def status(self, *, ttl: int | None = None, wait: int | None = None) -> JobRecord:
         """The job's current record (``GET /status``); ``ttl`` ms sets its time to live;
@@ -313,14 +309,8 @@ class Job(_JobBase):
         return self._retry_answered(self._endpoint.retry(self.id))
 
 
-class AsyncJob(_JobBase):
+class AsyncJob(_JobBase["AsyncEndpointClient"]):
     """The async twin of :class:`Job`: the same methods, awaitable."""
-
-    def __init__(
-        self, endpoint: AsyncEndpointClient, job_id: str, record: JobRecord | None = None
-    ) -> None:
-        super().__init__(job_id, endpoint.id, record, endpoint)
-        self._endpoint = endpoint
 
     async def status(self, *, ttl: int | None = None, wait: int | None = None) -> JobRecord:
         """The job's current record (``GET /status``); see :meth:`Job.status`."""
