@@ -72,6 +72,18 @@ def test_template_usage_errors_name_the_fix(ip: Any) -> None:
     )
 
 
+def test_template_update_builds_the_request_model_and_clears_the_registry() -> None:
+    from podbook.api.base import to_wire
+    from podbook.api.templates import UpdateTemplateRequest
+    from podbook.notebook.account.commands import build_template_subcommands
+
+    update = build_template_subcommands()["update"]
+    command = update.build(update.parser.parse_args(["tpl_1", "--no-registry", "--disk", "30"]))
+    request = command.request(UpdateTemplateRequest)
+    assert isinstance(request, UpdateTemplateRequest)
+    assert to_wire(request) == {"disk": 30, "registry": None}
+
+
 # ---------------------------------------------------------------------------- %volume
 
 

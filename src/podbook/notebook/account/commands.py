@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from IPython.core.error import UsageError
 
@@ -23,6 +23,11 @@ from podbook.notebook.values import (
     POSITIVE_INT,
     value_type,
 )
+
+if TYPE_CHECKING:
+    from podbook.api.base import RequestModel
+
+M = TypeVar("M", bound="RequestModel")
 
 CATEGORIES = ("NVIDIA", "AMD", "CPU")
 VOLUME_TYPES = ("STANDARD", "HIGH_PERFORMANCE")
@@ -49,13 +54,24 @@ ENV_VAR = value_type(_env_var, "an environment variable name, e.g. REGISTRY_PASS
 
 @dataclass(frozen=True)
 class AccountCommand:
-    """One parsed line: ``verb``, the target ``ident`` (if any), the request ``body``."""
+    """One parsed line: ``verb``, the target ``ident`` (if any), the ``fields`` of its request
+    that the line gave (by their Python names; ``None``: not given), the fields it clears
+    (sent as null), the other ``options``, where to store the result."""
 
     verb: str
     ident: str | None = None
-    body: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
+    cleared: tuple[str, ...] = ()
+
+    def request(self, model: type[M], **more: Any) -> M:
+        """The ``model`` request of the line's fields and ``more`` (an
+        :class:`~podbook.errors.InvalidRequest` for a value the service would refuse, before
+        anything is sent)."""
+        from podbook.notebook.request import request_model
+
+        return request_model(model, cleared=self.cleared, **self.fields, **more)
 
 
 def _parser(prog: str, description: str) -> MagicArgumentParser:
@@ -65,10 +81,6 @@ def _parser(prog: str, description: str) -> MagicArgumentParser:
 def _ident(parser: argparse.ArgumentParser, what: str, listing: str) -> None:
     listing = listing.replace("%", "%%")  # argparse formats help with %
     parser.add_argument("ident", metavar="ID", help=f"the {what}'s ID (see {listing})")
-
-
-def _compact(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in values.items() if value is not None}
 
 
 # ---------------------------------------------------------------------------- %template
@@ -100,28 +112,25 @@ def _template_fields(parser: argparse.ArgumentParser, *, create: bool) -> None:
     )
 
 
-def _template_body(ns: argparse.Namespace) -> dict[str, Any]:
-    body = _compact(
-        {
-            "name": ns.name,
-            "image": ns.image,
-            "disk": ns.disk,
-            "ports": ns.ports,
-            "env": dict(ns.env) if ns.env else None,
-            "registry": ns.registry,
-            "args": ns.container_args,
-            "allowedCudaVersions": ns.cuda,
-            "mounts": {"persistent": ns.persistent} if ns.persistent else None,
-            "category": ns.category,
-            "serverless": ns.serverless,
-            "public": ns.public,
-            "startSsh": ns.ssh,
-            "startJupyter": ns.jupyter,
-        }
-    )
-    if getattr(ns, "no_registry", False):
-        body["registry"] = None
-    return body
+def _template_fields_given(ns: argparse.Namespace) -> dict[str, Any]:
+    """The template request's fields that the line gave."""
+    given = {
+        "name": ns.name,
+        "image": ns.image,
+        "disk": ns.disk,
+        "ports": ns.ports,
+        "env": dict(ns.env) if ns.env else None,
+        "registry": ns.registry,
+        "args": ns.container_args,
+        "allowed_cuda_versions": ns.cuda,
+        "mounts": {"persistent": ns.persistent} if ns.persistent else None,
+        "category": ns.category,
+        "serverless": ns.serverless,
+        "public": ns.public,
+        "start_ssh": ns.ssh,
+        "start_jupyter": ns.jupyter,
+    }
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def build_template_subcommands() -> dict[str, Subcommand]:
@@ -139,17 +148,20 @@ def build_template_subcommands() -> dict[str, Subcommand]:
     add_output_argument(listing)
 
     def updated(ns: argparse.Namespace) -> AccountCommand:
-        body = _template_body(ns)
-        if not body:
+        fields = _template_fields_given(ns)
+        cleared = ("registry",) if ns.no_registry else ()
+        if not fields and not cleared:
             raise UsageError(
                 "%template update: nothing to change; add e.g. --image NEW or --name NEW."
             )
-        return AccountCommand("update", ns.ident, body, output=ns.output)
+        return AccountCommand("update", ns.ident, fields, output=ns.output, cleared=cleared)
 
     commands = {
         "create": Subcommand(
             create,
-            lambda ns: AccountCommand("create", body=_template_body(ns), output=ns.output),
+            lambda ns: AccountCommand(
+                "create", fields=_template_fields_given(ns), output=ns.output
+            ),
             "create a template",
         ),
         "list": Subcommand(
@@ -197,14 +209,14 @@ def build_volume_subcommands() -> dict[str, Subcommand]:
     add_output_argument(listing)
 
     def created(ns: argparse.Namespace) -> AccountCommand:
-        body = _compact({"name": ns.name, "size": ns.size, "dataCenter": ns.dc, "type": ns.type})
-        return AccountCommand("create", body=body, output=ns.output)
+        fields = {"name": ns.name, "size": ns.size, "data_center": ns.dc, "type": ns.type}
+        return AccountCommand("create", fields=fields, output=ns.output)
 
     def updated(ns: argparse.Namespace) -> AccountCommand:
-        body = _compact({"name": ns.name, "size": ns.size})
-        if not body:
+        if ns.name is None and ns.size is None:
             raise UsageError("%volume update: nothing to change; add --size GB or --name NEW.")
-        return AccountCommand("update", ns.ident, body, output=ns.output)
+        fields = {"name": ns.name, "size": ns.size}
+        return AccountCommand("update", ns.ident, fields, output=ns.output)
 
     commands = {
         "create": Subcommand(create, created, "create a network volume"),
@@ -248,7 +260,7 @@ def _registry_create(ns: argparse.Namespace) -> AccountCommand:
         )
     return AccountCommand(
         "create",
-        body={"name": ns.name, "username": ns.username},
+        fields={"name": ns.name, "username": ns.username},
         options={"password_env": ns.password_env},
         output=ns.output,
     )
@@ -297,7 +309,7 @@ def build_registry_subcommands() -> dict[str, Subcommand]:
             delegate,
             lambda ns: AccountCommand(
                 "delegate",
-                body=_compact({"resource": ns.resource, "name": ns.name}),
+                fields={"resource": ns.resource, "name": ns.name},
                 output=ns.output,
             ),
             "register an ECR delegation",

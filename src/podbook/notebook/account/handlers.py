@@ -34,7 +34,10 @@ def _deleted(session: NotebookSession, obj: T, kind: str, ident: str) -> T:
 
 def create_template(session: NotebookSession, command: AccountCommand) -> object:
     """``%template create``."""
-    return _show(session, session.client.templates.create(command.body), views.template_view)
+    from podbook.api.templates import CreateTemplateRequest
+
+    template = session.client.templates.create(command.request(CreateTemplateRequest))
+    return _show(session, template, views.template_view)
 
 
 def list_templates(session: NotebookSession, command: AccountCommand) -> views.TemplateRows:
@@ -53,7 +56,10 @@ def show_template(session: NotebookSession, command: AccountCommand) -> object:
 
 def update_template(session: NotebookSession, command: AccountCommand) -> object:
     """``%template update ID --flag ...``."""
-    template = session.client.templates.update(command.ident, command.body)
+    from podbook.api.templates import UpdateTemplateRequest
+
+    request = command.request(UpdateTemplateRequest)
+    template = session.client.templates.update(command.ident, request)
     return _show(session, template, views.template_view)
 
 
@@ -69,7 +75,9 @@ def delete_template(session: NotebookSession, command: AccountCommand) -> object
 
 def create_volume(session: NotebookSession, command: AccountCommand) -> object:
     """``%volume create``."""
-    volume = session.client.network_volumes.create(command.body)
+    from podbook.api.account import CreateNetworkVolumeRequest
+
+    volume = session.client.network_volumes.create(command.request(CreateNetworkVolumeRequest))
     return _show(session, volume, views.volume_view)
 
 
@@ -86,7 +94,10 @@ def show_volume(session: NotebookSession, command: AccountCommand) -> object:
 
 def update_volume(session: NotebookSession, command: AccountCommand) -> object:
     """``%volume update ID [--name] [--size]``."""
-    volume = session.client.network_volumes.update(command.ident, command.body)
+    from podbook.api.templates import UpdateNetworkVolumeRequest
+
+    request = command.request(UpdateNetworkVolumeRequest)
+    volume = session.client.network_volumes.update(command.ident, request)
     return _show(session, volume, views.volume_view)
 
 
@@ -126,12 +137,10 @@ def read_password(env_var: str | None, username: str) -> str:
 
 def create_registry(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry create --name N --username U [--password-env VAR]``."""
-    from pydantic import SecretStr
-
     from podbook.api.account import CreateRegistryRequest
 
-    password = read_password(command.options.get("password_env"), command.body["username"])
-    request = CreateRegistryRequest(**command.body, password=SecretStr(password))
+    password = read_password(command.options.get("password_env"), command.fields["username"])
+    request = command.request(CreateRegistryRequest, password=password)
     del password
     return _show(session, session.client.registries.create(request), views.registry_view)
 
@@ -151,7 +160,9 @@ def delete_registry(session: NotebookSession, command: AccountCommand) -> object
 
 def delegate(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry delegate --resource ARN [--name N]``: register an ECR delegation."""
-    made = session.client.registries.create_delegation(command.body)
+    from podbook.api.delegations import CreateDelegationRequest
+
+    made = session.client.registries.create_delegation(command.request(CreateDelegationRequest))
     return _show(session, made, views.delegation_view)
 
 
