@@ -6,7 +6,7 @@
 #   make test-explore the Hypothesis tests with fresh randomness (every other target is seeded)
 #   make lint         ruff check + ruff format --check
 #   make bench        run the benchmarks in bench/ (REST, queue, streaming, load, pod runtime,
-#                     work on a pod); figures
+#                     work on a pod, serverless, scale, first magic); figures
 #   make conformance  schemathesis against the emulator (scripts/conformance.py)
 #   make test-live    opt-in check of the real service with RUNPOD_API_KEY (never in make test)
 #   make operations-table  write docs/operations.md (scripts/operations_table.py)
@@ -49,7 +49,8 @@ help:
 	@echo "make test-fast    the edit-test loop: pytest without browser and slow tests, in parallel"
 	@echo "make test-explore the Hypothesis tests with fresh randomness (the others are deterministic)"
 	@echo "make lint         ruff check and ruff format --check"
-	@echo "make bench        run bench/rest.py, queue.py, stream.py, load.py, podruntime.py, remote.py"
+	@echo "make bench        run bench/rest.py, jobqueue.py, stream.py, load.py, podruntime.py, remote.py,"
+	@echo "                  serverless.py, scale.py, firstmagic.py"
 	@echo "make conformance  schemathesis: REST reference + queue document against the emulator"
 	@echo "make test-live    check the real service with RUNPOD_API_KEY (PODBOOK_LIVE_SPEND=1: one CPU pod)"
 	@echo "make operations-table  write docs/operations.md from the reference, client, magics, emulator"
@@ -182,13 +183,14 @@ format: setup-python
 
 bench: setup-python setup-ssh
 	$(BIN)/python bench/rest.py
-	$(BIN)/python bench/queue.py
+	$(BIN)/python bench/jobqueue.py
 	$(BIN)/python bench/stream.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/podruntime.py
 	$(BIN)/python bench/remote.py
 	$(BIN)/python bench/serverless.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/firstmagic.py
 
 # ---------------------------------------------------------------- conformance
 

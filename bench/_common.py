@@ -1,7 +1,8 @@
-"""Helpers shared by the benchmarks in ``bench/``: processes, an emulator, workers, percentiles.
+"""Helpers shared by the benchmarks in ``bench/``: processes, an emulator and its limits,
+workers, percentiles, verdicts.
 
-Imported by file path (``bench/queue.py`` is named like the standard library's ``queue``, so
-the folder is not always on the import path): see :func:`load_common` in each benchmark.
+A benchmark runs as ``python bench/NAME.py``, so this folder is on its import path and it
+imports these helpers as ``from _common import ...``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import secrets
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -39,9 +41,56 @@ def percentile_ms(seconds: list[float], fraction: float) -> float:
     return ordered[index] * 1000
 
 
+@dataclass(frozen=True)
+class Timing:
+    """Per-request latencies of one sequential loop, in seconds."""
+
+    seconds: list[float]
+
+    @property
+    def rate(self) -> float:
+        """Requests per second over the whole loop."""
+        return len(self.seconds) / sum(self.seconds)
+
+    def percentile(self, fraction: float) -> float:
+        """Latency at ``fraction`` (0..1) in ms (nearest rank)."""
+        return percentile_ms(self.seconds, fraction)
+
+    @property
+    def p50(self) -> float:
+        """Median latency in ms."""
+        return statistics.median(self.seconds) * 1000
+
+    @property
+    def p99(self) -> float:
+        """99th percentile latency in ms."""
+        return self.percentile(0.99)
+
+
+def verdict(ok: bool) -> str:
+    """``met`` or ``MISSED``: a target's verdict as every benchmark prints it."""
+    return "met" if ok else "MISSED"
+
+
 def rss_mb(pid: int | None = None) -> float:
     """Resident memory of a process (default: this one), MB (10^6 bytes)."""
     return psutil.Process(pid or os.getpid()).memory_info().rss / 1e6
+
+
+# --- emulator limits -------------------------------------------------------------------------
+
+
+def account_quota(per_window: int) -> list[str]:
+    """``--rate-limit`` arguments: ``per_window`` requests per account per minute, per hour
+    and per day (the REST API's quota, raised so a benchmark measures the service, not 429s)."""
+    return [f"--rate-limit={window}={per_window}" for window in ("minute", "hour", "day")]
+
+
+def queue_limits(ops: tuple[str, ...], rate: int, concurrent: int) -> list[str]:
+    """``--queue-rate-limit`` arguments: each queue operation of ``ops`` (``run``,
+    ``runsync``, ``status``, ...) allowed ``rate`` per endpoint per 10 s, ``concurrent`` at
+    once."""
+    return [f"--queue-rate-limit={op}={rate}/{concurrent}" for op in ops]
 
 
 # --- processes -------------------------------------------------------------------------------
@@ -62,6 +111,23 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str, every: floa
             return
         time.sleep(every)
     raise RuntimeError(f"{what} did not happen within {timeout:.0f} s")
+
+
+def wait_answering(
+    proc: subprocess.Popen[bytes], url: str, log: Path, what: str, timeout: float
+) -> None:
+    """Poll ``GET url`` until it answers 200; raise with the tail of ``log`` if ``proc`` (the
+    server, ``what``) exits first, or after ``timeout`` seconds."""
+
+    def answers() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            return httpx.get(url, timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_until(answers, timeout, what)
 
 
 def stop_group(proc: subprocess.Popen[bytes]) -> None:

@@ -9,7 +9,7 @@ emulator, each figure beside the same through ``/stream`` long-polling in the sa
 - many concurrent streams (``AsyncOpenAI`` with ``max_retries=0``, so a 429 shows) against the
   same number of ``/run`` jobs read with ``AsyncClient.stream``: every chunk, in order, 429s.
 
-Imported by file path from ``bench/stream.py`` (see ``load_openai_route`` there).
+Imported by ``bench/stream.py`` (``import _openai_route``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from _common import verdict
 
 STAMP_HANDLERS = '''
 """The OpenAI-compatible handler of the streaming benchmark."""
@@ -350,7 +351,7 @@ def _many_line(result: ManyStreams) -> str:
     return line
 
 
-def report(fig: Figures, verdict: Any) -> tuple[list[str], bool]:
+def report(fig: Figures) -> tuple[list[str], bool]:
     """The report lines, and whether every target of the OpenAI route was met."""
     yield_p50 = p50_ms(fig.openai_delays)
     over = [t * 1000 - fig.first_token_delay_ms for t in fig.openai_firsts]

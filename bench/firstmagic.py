@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import verdict
 from jupyter_client import KernelManager
 
 TARGET_SECONDS = 0.6
@@ -91,8 +92,8 @@ def main() -> None:
     print(f"{'%load_ext podbook':<34}{load50:>8.3f}s{max(loads):>8.3f}s")
     print(f"{'%pod list (starts the emulator)':<34}{first50:>8.3f}s{max(firsts):>8.3f}s")
     print(f"first magic / %load_ext: {first50 / load50:.1f}x")
-    verdict = "met" if first50 <= TARGET_SECONDS else "missed"
-    print(f"target: first magic p50 <= {TARGET_SECONDS} s: {verdict} ({first50:.3f} s)")
+    met = verdict(first50 <= TARGET_SECONDS)
+    print(f"target: first magic p50 <= {TARGET_SECONDS} s: {met} ({first50:.3f} s)")
 
 
 if __name__ == "__main__":

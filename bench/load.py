@@ -29,37 +29,25 @@ they come.
 
 from __future__ import annotations
 
-# ``bench/queue.py`` is named like the standard library's ``queue``: drop this folder from the
-# import path before anything imports ``queue`` (jupyter_client does), and load the shared
-# helpers by file path.
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import ssl
+import subprocess
 import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import contextlib  # noqa: E402
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import os  # noqa: E402
-import ssl  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-import httpx  # noqa: E402
-import psutil  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("_common", HERE / "_common.py")
-assert _spec and _spec.loader
-_common = sys.modules.setdefault("_common", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(_common)
+import _common
+import httpx
+import psutil
 
 # The seed's queue limits (interface.md, "Queue endpoint rate limits"): per 10 s, at once.
 SEED_LIMITS = {"run": (1000, 200), "runsync": (2000, 400)}

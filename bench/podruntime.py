@@ -32,14 +32,13 @@ from typing import Any
 
 import httpx
 import psutil
-from _common import Emulator, emulator, percentile_ms, wait_until
+from _common import Emulator, account_quota, emulator, percentile_ms, verdict, wait_until
 
 TARGET_SSH_P50_S = 1.0
 TARGET_MEMORY_MB = 300.0
 TARGET_RATIO = 1.5
 HELD_PODS = 20
-BIG_QUOTA = ["--rate-limit", "minute=1000000", "--rate-limit", "hour=1000000"]
-BIG_QUOTA += ["--rate-limit", "day=1000000", "--max-running-pods", "64"]
+BIG_QUOTA = [*account_quota(1_000_000), "--max-running-pods", "64"]
 SSH_FLAGS = [
     "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
     "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5",
@@ -217,11 +216,6 @@ def measure(
 def p50(seconds: list[float]) -> float:
     """The median, in seconds."""
     return percentile_ms(seconds, 0.5) / 1000
-
-
-def verdict(ok: bool) -> str:
-    """``met`` or ``MISSED``."""
-    return "met" if ok else "MISSED"
 
 
 def main() -> None:

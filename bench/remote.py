@@ -29,35 +29,26 @@ the end, also when a step fails.
 
 from __future__ import annotations
 
-# ``bench/queue.py`` is named like the standard library's ``queue``, which podbook.remote's
-# loop uses: import the standard library's first, with this folder off the import path.
+import argparse
+import hashlib
+import os
+import shlex
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-_PATH = sys.path[:]
-sys.path[:] = [p for p in _PATH if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-import queue  # noqa: E402, F401
+from _common import emulator, percentile_ms, verdict, wait_until
 
-sys.path[:] = _PATH
-
-import argparse  # noqa: E402
-import hashlib  # noqa: E402
-import os  # noqa: E402
-import shlex  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from contextlib import contextmanager, suppress  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
-
-from _common import emulator, percentile_ms, wait_until  # noqa: E402
-
-from podbook import Client  # noqa: E402
-from podbook.api.pods import Pod  # noqa: E402
-from podbook.remote import (  # noqa: E402
+from podbook import Client
+from podbook.api.pods import Pod
+from podbook.remote import (
     ExecuteResult,
     PodConnection,
     RemoteError,
@@ -346,11 +337,6 @@ def transfers(
 
 
 # --- report ----------------------------------------------------------------------------------
-
-
-def verdict(met: bool) -> str:
-    """``met`` or ``MISSED``."""
-    return "met" if met else "MISSED"
 
 
 def report_cells(seconds: dict[str, list[float]], warmup: int, python: str) -> None:

@@ -47,11 +47,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import emulator, free_port, stop_group, wait_until
+from _common import (
+    Timing,
+    account_quota,
+    emulator,
+    free_port,
+    stop_group,
+    verdict,
+    wait_answering,
+    wait_until,
+)
 
 HOLD_PODS = 1000
-BIG_QUOTA = ("--rate-limit", "minute=100000000", "--rate-limit", "hour=100000000")
-BIG_QUOTA += ("--rate-limit", "day=100000000")
+BIG_QUOTA = account_quota(100_000_000)
 
 TARGET_CLIENT_OVERHEAD = 0.15  # the client adds at most 15% over bare httpx
 TARGET_EMULATOR_SHARE = 0.50  # the emulator reaches at least 50% of the trivial app's rate
@@ -62,34 +70,6 @@ TARGET_PARSE_MS = 26.0  # ... while their parse keeps its gain over plain models
 
 
 # --- timing ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Per-request latencies of one measured loop."""
-
-    seconds: list[float]
-
-    @property
-    def rate(self) -> float:
-        """Requests per second over the whole loop."""
-        return len(self.seconds) / sum(self.seconds)
-
-    def percentile(self, fraction: float) -> float:
-        """Latency at ``fraction`` (0..1) in milliseconds."""
-        ordered = sorted(self.seconds)
-        index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-        return ordered[index] * 1000
-
-    @property
-    def p50(self) -> float:
-        """Median latency in ms."""
-        return statistics.median(self.seconds) * 1000
-
-    @property
-    def p99(self) -> float:
-        """99th percentile latency in ms."""
-        return self.percentile(0.99)
 
 
 def measure(call: Callable[[], object], count: int, warmup: int) -> Timing:
@@ -143,28 +123,14 @@ def trivial_app(workdir: Path, pod: bytes, pods: bytes) -> Iterator[str]:
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
-
-    def answers() -> bool:
-        if proc.poll() is not None:
-            raise RuntimeError(f"trivial app exited: {(workdir / 'trivial.log').read_text()}")
-        try:
-            return httpx.get(url + "/", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
-
     try:
-        wait_until(answers, 30, "the trivial app")
+        wait_answering(proc, url + "/", workdir / "trivial.log", "the trivial app", 30)
         yield url
     finally:
         stop_group(proc)
 
 
 # --- report ----------------------------------------------------------------------------------
-
-
-def verdict(ok: bool) -> str:
-    """``met`` / ``MISSED``."""
-    return "met" if ok else "MISSED"
 
 
 def row(label: str, timing: Timing) -> str:
@@ -312,8 +278,8 @@ def panel_path(list_bytes: bytes, count: int, rounds: int) -> PanelPath:
     """Time, alternating the two records call by call, what a panel refresh does with a list
     of pods: the client's parse from bytes (collector paused, as the client does) and the
     dump of every pod to its wire dict, as ``podbook.notebook.panels.data.to_wire`` does
-    (not imported: its package imports anywidget, which imports ``queue``, shadowed here by
-    ``bench/queue.py``)."""
+    for a model (its dump alone: the notebook package, with anywidget, stays out of this
+    process)."""
     from podbook.api import Pod
     from podbook.client.resources.base import ListParser
 

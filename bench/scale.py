@@ -33,22 +33,15 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import Emulator, emulator, percentile_ms, podbook_worker
+from _common import Emulator, emulator, percentile_ms, podbook_worker, queue_limits, verdict
 
-LIMITS = [
-    f"--queue-rate-limit={op}=100000000/1000" for op in ("run", "runsync", "status", "requests")
-]
+LIMITS = queue_limits(("run", "runsync", "status", "requests"), 100_000_000, 1000)
 TIME_SCALE = 0.01  # a /run result's 30 min retention: 18 s, so the bench sees jobs forgotten
 HEALTH_FLAT = 1.5  # /health at 100,000 jobs at most this times its cost at 1,000
 DRAIN_FLAT = 0.9  # the last tenth of the drain at least this times the first's rate
 MEMORY_BACK = 1.25  # memory once the jobs are forgotten at most this times before them
 SUBMITTERS = 8
 HANDLER = "def handler(job):\n    return {'ok': True}\n"
-
-
-def verdict(ok: bool) -> str:
-    """``met`` or ``MISSED``."""
-    return "met" if ok else "MISSED"
 
 
 def queue_jobs(emu: Emulator, endpoint_id: str, count: int) -> None:
@@ -60,8 +53,6 @@ def queue_jobs(emu: Emulator, endpoint_id: str, count: int) -> None:
                 http.post(f"/v2/{endpoint_id}/run", json={"input": {"i": index}}).raise_for_status()
 
     shares = [count // SUBMITTERS + (i < count % SUBMITTERS) for i in range(SUBMITTERS)]
-    # Threads, not a pool: concurrent.futures imports ``queue``, which this folder's queue.py
-    # shadows when the bench runs from here.
     threads = [threading.Thread(target=submit, args=(share,)) for share in shares]
     for thread in threads:
         thread.start()

@@ -66,10 +66,10 @@ from typing import Any
 
 import httpx
 import psutil
-from _common import Emulator, emulator, percentile_ms, wait_until
+from _common import Emulator, emulator, percentile_ms, queue_limits, verdict, wait_until
 
 TARGET_COLD_P50_S = 1.0
-QUEUE_LIMITS = [f"--queue-rate-limit={op}=1000000/1000" for op in ("run", "runsync", "status")]
+QUEUE_LIMITS = queue_limits(("run", "runsync", "status"), 1_000_000, 1000)
 IDLE_GAP = 1.5  # seconds a warm worker waits between two jobs (the SDK sleeps 1 s after one)
 DRAIN_WORKERS = (1, 2, 3)
 KINDS = {"podbook": "podbook worker", "sdk": "runpod SDK"}
@@ -467,11 +467,6 @@ def p50(seconds: list[float]) -> float:
 def p90(seconds: list[float]) -> float:
     """The 90th percentile, seconds."""
     return percentile_ms(seconds, 0.9) / 1000
-
-
-def verdict(ok: bool) -> str:
-    """``met`` or ``MISSED``."""
-    return "met" if ok else "MISSED"
 
 
 def core_ceiling(base: Drain, run: Drain, cores: int) -> float:

@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import json
 import logging
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -39,16 +37,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import _openai_route as oa
 import psutil
+from _common import emulator, percentile_ms, podbook_worker, queue_limits, rss_mb, verdict
 
 TARGET_LATENCY_P50_MS = 10.0
 TARGET_TRAFFIC_RATIO = 3.0
 TARGET_KERNEL_GROWTH_MB = 20.0
 TARGET_EMULATOR_RSS_MB = 200.0
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"}
+# ``--jobs`` /run jobs are submitted back to back to fill the emulator: beyond the seed's
+# 1,000 per 10 s, so the limit is raised (no other leg comes near a limit).
+FILL_LIMITS = queue_limits(("run",), 1_000_000, 1000)
 
 STREAM_HANDLERS = '''
 """Generator handlers of the streaming benchmark."""
@@ -73,23 +75,6 @@ def tokens(job):
 def noop(job):
     return job["input"]
 '''
-
-
-def _load_bench_module(filename: str, name: str) -> ModuleType:
-    """A module of ``bench/`` loaded by file path (``queue.py`` is named like the standard
-    library's ``queue``, so it is loaded under another name)."""
-    path = Path(__file__).resolve().parent / filename
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-qb = _load_bench_module("queue.py", "podbook_bench_queue")
-oa = _load_bench_module("_openai_route.py", "podbook_bench_openai_route")
-percentile_ms, rss_mb = qb._common.percentile_ms, qb._common.rss_mb
 
 
 # --- the client side -------------------------------------------------------------------------
@@ -323,19 +308,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.only_openai:
         return run_openai_part(args)
-    verdict = qb.verdict
 
     with tempfile.TemporaryDirectory(prefix="podbook-bench-stream-") as tmp:
         workdir = Path(tmp)
         handlers = workdir / "stream_handlers.py"
         handlers.write_text(STREAM_HANDLERS)
         print("podbook streaming benchmark — one run, loopback, 2 cores shared")
-        with qb.emulator(workdir) as emu:
+        with emulator(workdir, FILL_LIMITS) as emu:
             ep_stamps = emu.create_endpoint("bench-stamps")
             ep_tokens = emu.create_endpoint("bench-tokens")
             with (
-                qb.podbook_worker(emu, ep_stamps, f"{handlers}:stamps", 2, "stamps"),
-                qb.podbook_worker(emu, ep_tokens, f"{handlers}:tokens", 2, "tokens"),
+                podbook_worker(emu, ep_stamps, f"{handlers}:stamps", 2, "stamps"),
+                podbook_worker(emu, ep_tokens, f"{handlers}:tokens", 2, "tokens"),
             ):
                 yield_to_client_latency(emu, ep_stamps, 20, args.gap_ms)  # warm-up
                 delays = yield_to_client_latency(emu, ep_stamps, args.latency_chunks, args.gap_ms)
@@ -361,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                     text_bytes = textarea_traffic(counter, expected)
 
             ep_hold = emu.create_endpoint("bench-hold")
-            with qb.podbook_worker(emu, ep_hold, f"{handlers}:noop", 4, "hold"):
+            with podbook_worker(emu, ep_hold, f"{handlers}:noop", 4, "hold"):
                 rss_empty = emu.resident_mb()
                 fill_seconds = fill_with_finished_jobs(emu, ep_hold, args.jobs)
                 emulator_rss = psutil.Process(emu.proc.pid).memory_info().rss / 1e6
@@ -438,12 +422,12 @@ def run_openai_part(args: argparse.Namespace, *, header: bool = True) -> int:
         handlers.write_text(oa.STAMP_HANDLERS)
         if header:
             print("podbook streaming benchmark (OpenAI route) — one run, loopback, 2 cores shared")
-        with qb.emulator(workdir) as emu:
+        with emulator(workdir) as emu:
             endpoint_id = emu.create_endpoint("bench-openai")
             concurrency = max(4, args.openai_streams)
-            with qb.podbook_worker(emu, endpoint_id, handlers, concurrency, "openai") as worker:
+            with podbook_worker(emu, endpoint_id, handlers, concurrency, "openai") as worker:
                 figures = oa.measure(emu, endpoint_id, args, worker.pid)
-    lines, ok = oa.report(figures, qb.verdict)
+    lines, ok = oa.report(figures)
     print("\n".join(lines))
     load = os.getloadavg()
     print(f"machine load average at the end: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")

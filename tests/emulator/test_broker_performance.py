@@ -3,7 +3,7 @@
 - A ``/runsync`` round trip (client → emulator → worker → emulator → client) has a median of
   at most 5 ms, and sequential jobs run at 200 or more per second. The worker here is a
   minimal protocol worker in its own process (raw httpx, no handler framework), so the
-  figure is the broker's share; ``bench/queue.py`` measures the podbook and SDK workers.
+  figure is the broker's share; ``bench/jobqueue.py`` measures the podbook and SDK workers.
 - 10,000 finished jobs within retention fit in 200 MB resident (loaded from the SQLite file
   at start-up, as after a restart).
 """
@@ -72,8 +72,8 @@ def test_runsync_round_trip_p50_and_throughput(start_emulator: Any, tmp_path: Pa
             worker.wait()
     p50_ms, rate = best
     print(f"runsync round trip: p50 {p50_ms:.2f} ms, {rate:.0f} jobs/s sequential")
-    # The issue's targets (p50 <= 5 ms, >= 200 jobs/s) are measured by bench/queue.py on a quiet
-    # machine; this guard keeps four times that margin so a CI run sharing its 2 cores with six
+    # The issue's targets (p50 <= 5 ms, >= 200 jobs/s) are measured by bench/jobqueue.py on a
+    # quiet machine; this guard keeps four times that margin so a CI run sharing its 2 cores with six
     # test workers and a browser stays green (it saw 10.9 ms), while a regression of the
     # broker's wake-ups (polling instead of events: 50 ms and more) still fails it.
     assert p50_ms <= 20.0

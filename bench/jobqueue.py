@@ -1,6 +1,6 @@
 """Queue benchmark on loopback: ``/runsync`` round trips and a backlog drain, a no-op handler.
 
-Run from the repository root: ``.venv/bin/python bench/queue.py`` (about a minute). The
+Run from the repository root: ``.venv/bin/python bench/jobqueue.py`` (about a minute). The
 emulator runs with its default settings, the seed's per-operation rate limits in force (so a
 leg sends at most 2,000 ``/runsync`` per endpoint in any 10 s window), and an unmodified
 ``runpod`` SDK worker (``runpod.serverless.start``, configured by the variables of
@@ -23,45 +23,33 @@ the client library's.
 
 from __future__ import annotations
 
-# This file is named like the standard library's ``queue``: drop its folder from the import
-# path before anything imports ``queue`` (concurrent.futures, logging, ...).
+import argparse
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
-
-import httpx  # noqa: E402
-
-
-def _load_common() -> Any:
-    """``bench/_common.py`` by file path (this folder is off the import path, see above)."""
-    if "_common" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("_common", HERE / "_common.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["_common"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["_common"]
-
-
-_common = _load_common()
-Emulator = _common.Emulator
-clean_env, free_port, spawn = _common.clean_env, _common.free_port, _common.spawn
-stop_group, wait_until = _common.stop_group, _common.wait_until
-podbook_worker = _common.podbook_worker
+import httpx
+from _common import (
+    Emulator,
+    Timing,
+    clean_env,
+    emulator,
+    free_port,
+    podbook_worker,
+    spawn,
+    stop_group,
+    verdict,
+    wait_answering,
+    wait_until,
+)
 
 TARGET_P50_MS = 2.0  # /runsync p50 through emulator + podbook worker
 TARGET_JOBS_PER_S = 450.0  # sequential /runsync through emulator + podbook worker
@@ -116,32 +104,6 @@ with httpx.Client(headers=headers, timeout=120) as http:
 
 
 # --- timing ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Per-request latencies of one sequential loop."""
-
-    seconds: list[float]
-
-    @property
-    def rate(self) -> float:
-        """Requests per second over the whole loop."""
-        return len(self.seconds) / sum(self.seconds)
-
-    def percentile(self, fraction: float) -> float:
-        """Latency at ``fraction`` (0..1) in ms."""
-        return float(_common.percentile_ms(self.seconds, fraction))
-
-    @property
-    def p50(self) -> float:
-        """Median latency in ms."""
-        return statistics.median(self.seconds) * 1000
-
-    @property
-    def p99(self) -> float:
-        """99th percentile latency in ms."""
-        return self.percentile(0.99)
 
 
 def measure(call: Callable[[], object], count: int, warmup: int, budget: float) -> Timing:
@@ -241,17 +203,8 @@ def rp_test_server(workdir: Path, script: Path) -> Iterator[str]:
         log, clean_env(home), cwd=home,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-
-    def answers() -> bool:
-        if proc.poll() is not None:
-            raise RuntimeError(f"rp_serve_api exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            return httpx.get(url + "/openapi.json", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
-
     try:
-        wait_until(answers, 60, "the runpod test server")
+        wait_answering(proc, url + "/openapi.json", log, "the runpod test server", 60)
         yield url
     finally:
         stop_group(proc)
@@ -353,11 +306,6 @@ def time_drain(emu: Emulator, endpoint_id: str, total: int, limit: float) -> Dra
 # --- report ----------------------------------------------------------------------------------
 
 
-def verdict(ok: bool) -> str:
-    """``met`` / ``MISSED``."""
-    return "met" if ok else "MISSED"
-
-
 def row(label: str, timing: Timing) -> str:
     """One line of the round-trip table."""
     return (
@@ -390,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
 
         with (
-            _common.emulator(workdir) as emu,
+            emulator(workdir) as emu,
             sdk_worker(emu, emu.create_endpoint("bench-idle-sdk"), sdk_script, 1, "idle-sdk"),
             rp_test_server(workdir, sdk_script) as rp_url,
         ):
