@@ -6,12 +6,12 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from podbook.client.config import SecretLike, Settings, resolve_settings
-from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
+from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
 from podbook.client.resources import (
     AsyncAccount,
     AsyncCatalog,
@@ -25,15 +25,12 @@ from podbook.client.resources.billing import AsyncBilling
 from podbook.client.resources.endpoints import AsyncEndpoints
 from podbook.client.resources.queue import AsyncEndpointClient
 
-if TYPE_CHECKING:
-    from podbook.api.ratelimit import RateLimitState
-
 __all__ = ["AsyncClient"]
 
 T = TypeVar("T")
 
 
-class AsyncClient:
+class AsyncClient(ClientFace):
     """The async twin of :class:`~podbook.client.Client`: same resources, awaitable methods.
 
     Configuration is resolved when it is built (which may start the local emulator, a
@@ -80,26 +77,6 @@ class AsyncClient:
         self.templates = AsyncTemplates(self)
         self.network_volumes = AsyncNetworkVolumes(self)
         self.endpoints = AsyncEndpoints(self)
-
-    @property
-    def settings(self) -> Settings:
-        """The resolved target (URLs, where the key came from; the key stays hidden)."""
-        return self._core.settings
-
-    @property
-    def target(self) -> str:
-        """One line naming where this client points."""
-        return self._core.settings.describe()
-
-    @property
-    def rate_limit(self) -> RateLimitState | None:
-        """The quota announced by the latest response (``RateLimit`` headers), or None."""
-        return self._core.rate_limit
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """When calls are tried again (a call's own ``Call.retry`` wins)."""
-        return self._core.retry
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpointClient:
         """One serverless queue endpoint: ``await client.endpoint("echo").run({...})``."""
@@ -170,6 +147,3 @@ class AsyncClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"<podbook.AsyncClient: {self.target}>"

@@ -6,12 +6,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from podbook.client.config import SecretLike, Settings, resolve_settings
-from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, RetryPolicy
+from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
 from podbook.client.resources import (
     Account,
     Catalog,
@@ -25,15 +25,12 @@ from podbook.client.resources.billing import Billing
 from podbook.client.resources.endpoints import Endpoints
 from podbook.client.resources.queue import EndpointClient
 
-if TYPE_CHECKING:
-    from podbook.api.ratelimit import RateLimitState
-
 __all__ = ["Client"]
 
 T = TypeVar("T")
 
 
-class Client:
+class Client(ClientFace):
     """A typed client of the pod cloud (the real service or the local emulator).
 
     ``Client()`` resolves its target from the environment (starting the local emulator when
@@ -82,26 +79,6 @@ class Client:
         self.templates = Templates(self)
         self.network_volumes = NetworkVolumes(self)
         self.endpoints = Endpoints(self)
-
-    @property
-    def settings(self) -> Settings:
-        """The resolved target (URLs, where the key came from; the key stays hidden)."""
-        return self._core.settings
-
-    @property
-    def target(self) -> str:
-        """One line naming where this client points, e.g. ``"RunPod cloud (key from ...)"``."""
-        return self._core.settings.describe()
-
-    @property
-    def rate_limit(self) -> RateLimitState | None:
-        """The quota announced by the latest response (``RateLimit`` headers), or None."""
-        return self._core.rate_limit
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """When calls are tried again (a call's own ``Call.retry`` wins)."""
-        return self._core.retry
 
     def endpoint(self, endpoint_id: str) -> EndpointClient:
         """One serverless queue endpoint: ``client.endpoint("echo").run({...})``."""
@@ -168,6 +145,3 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    def __repr__(self) -> str:
-        return f"<podbook.Client: {self.target}>"
