@@ -299,9 +299,10 @@ def drain(emu: Any, endpoint_id: str, timeout: float) -> dict[str, int]:
 
 SHOW_PANELS = """
 from IPython.display import display
+from podbook.notebook.pods.views import pod_panel
 _pb = get_ipython().magics_manager.registry["PodMagics"].session
 for _id in {ids!r}:
-    display(_pb.pod_panel(_pb.client.pods.get(_id)))
+    display(pod_panel(_pb, _pb.client.pods.get(_id)))
 """
 PANEL_STATE = (
     "(len(_pb.refresher.panels), _pb.refresher.ticks, _pb.refresher.running, "
