@@ -33,7 +33,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from podbook.client.secret import Secret, SecretLike, reveal
@@ -396,12 +395,7 @@ class RemoteKernel:
     def __enter__(self) -> RemoteKernel:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         """Close; a kernel this object started itself (no ``name``, no ``kernel_id``) is
         shut down too."""
         self.close(shutdown=self._owned)
