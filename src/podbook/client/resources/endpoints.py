@@ -5,7 +5,7 @@ releases and a worker's log (SSE, as the pod logs). Jobs on an endpoint go throu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from podbook.client.core import Call
 from podbook.client.resources.base import AsyncResource, SyncResource, model_parser, path_id
@@ -91,7 +91,10 @@ def worker_log_follower(
     return follower
 
 
-class _EndpointOperations:
+S = TypeVar("S", "LogStream", "AsyncLogStream")
+
+
+class _EndpointOperations(Generic[S]):
     list = ENDPOINTS.op(ENDPOINTS.list, "The account's endpoints.")
     get = ENDPOINTS.op(ENDPOINTS.get, "Read one endpoint.")
     create = ENDPOINTS.op(
@@ -114,49 +117,31 @@ class _EndpointOperations:
         "The endpoint's release history (newest first) and the rollout's progress.",
     )
 
+    def worker_logs(
+        self,
+        endpoint: Endpoint | str,
+        worker: Any,
+        *,
+        source: str | None = None,
+        tail: int | None = None,
+        since: Any = None,
+        follow: bool = False,
+        idle: float = 1.0,
+    ) -> S:
+        """One worker's log lines, oldest first (arguments as :meth:`Pods.logs`);
+        ``follow=True`` keeps yielding until the worker is gone (``async for`` on the async
+        client)."""
+        from podbook.client.resources.podlogs import log_stream
 
-class Endpoints(_EndpointOperations, SyncResource):
+        follower = worker_log_follower(
+            endpoint, worker, source=source, tail=tail, since=since, follow=follow, idle=idle
+        )
+        return log_stream(self, follower)
+
+
+class Endpoints(_EndpointOperations["LogStream"], SyncResource):
     """``client.endpoints``: define, change and remove serverless endpoints."""
 
-    def worker_logs(
-        self,
-        endpoint: Endpoint | str,
-        worker: Any,
-        *,
-        source: str | None = None,
-        tail: int | None = None,
-        since: Any = None,
-        follow: bool = False,
-        idle: float = 1.0,
-    ) -> LogStream:
-        """One worker's log lines, oldest first (arguments as :meth:`Pods.logs`);
-        ``follow=True`` keeps yielding until the worker is gone."""
-        from podbook.client.resources.podlogs import LogStream
 
-        follower = worker_log_follower(
-            endpoint, worker, source=source, tail=tail, since=since, follow=follow, idle=idle
-        )
-        return LogStream(self._client, follower)
-
-
-class AsyncEndpoints(_EndpointOperations, AsyncResource):
+class AsyncEndpoints(_EndpointOperations["AsyncLogStream"], AsyncResource):
     """``client.endpoints`` of the :class:`AsyncClient`."""
-
-    def worker_logs(
-        self,
-        endpoint: Endpoint | str,
-        worker: Any,
-        *,
-        source: str | None = None,
-        tail: int | None = None,
-        since: Any = None,
-        follow: bool = False,
-        idle: float = 1.0,
-    ) -> AsyncLogStream:
-        """``async for line in client.endpoints.worker_logs(ep, worker)``."""
-        from podbook.client.resources.podlogs import AsyncLogStream
-
-        follower = worker_log_follower(
-            endpoint, worker, source=source, tail=tail, since=since, follow=follow, idle=idle
-        )
-        return AsyncLogStream(self._client, follower)

@@ -29,7 +29,7 @@ import httpx
 
 from podbook.api.logs import LOG_SOURCES, TAIL_MAX, LogLine, parse_event_id, parse_rfc3339
 from podbook.client.core import Call, RetryPolicy
-from podbook.client.resources.base import path_id
+from podbook.client.resources.base import AsyncResource, path_id
 from podbook.client.sse import SseEvent, SseParser
 from podbook.errors import ConnectionFailed, InvalidRequest
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from podbook.client._async import AsyncClient
     from podbook.client._sync import Client
 
-__all__ = ["AsyncLogStream", "LogFollower", "LogStream", "SseParser", "log_call"]
+__all__ = ["AsyncLogStream", "LogFollower", "LogStream", "SseParser", "log_call", "log_stream"]
 
 FOLLOW_READ_TIMEOUT = 60.0  # the emulator sends a keep-alive comment every 15 s
 DEFAULT_IDLE = 1.0
@@ -312,6 +312,14 @@ class AsyncLogStream:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def log_stream(resource: Any, follower: LogFollower) -> Any:
+    """The stream of ``follower`` for the face of ``resource``: an :class:`AsyncLogStream` on
+    the :class:`~podbook.client.AsyncClient`, a :class:`LogStream` on the sync client."""
+    if isinstance(resource, AsyncResource):
+        return AsyncLogStream(resource._client, follower)
+    return LogStream(resource._client, follower)
 
 
 def open_logs(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from podbook.client.core import Call
 from podbook.client.resources.base import (
@@ -267,7 +267,39 @@ class PodWatch:
         return min(self.poll_interval, remaining)
 
 
-class Pods(SyncResource):
+S = TypeVar("S", "LogStream", "AsyncLogStream")
+
+
+class _PodLogs(Generic[S]):
+    """``logs()`` of both faces: a :class:`LogStream` on the sync client, an
+    :class:`AsyncLogStream` (``async for``) on the async one."""
+
+    def logs(
+        self,
+        pod: Pod | str,
+        *,
+        source: str | None = None,
+        tail: int | None = None,
+        since: Any = None,
+        follow: bool = False,
+        idle: float = 1.0,
+    ) -> S:
+        """A pod's log lines (:class:`~podbook.api.logs.LogLine`), oldest first.
+
+        ``source`` ``"container"`` or ``"system"`` (both by default); ``tail`` lines of
+        backfill (service default 100, at most 5000); ``since`` an RFC 3339 time (or a
+        ``datetime``) to start from instead. ``follow=True`` keeps yielding new lines until the
+        pod is terminated or the stream is closed; a dropped connection is resumed without
+        losing or repeating a line. Use it as a context manager or call ``close()``
+        (``async for`` and ``aclose()`` on the async client).
+        """
+        from podbook.client.resources.podlogs import log_stream, open_logs
+
+        follower = open_logs(pod, source=source, tail=tail, since=since, follow=follow, idle=idle)
+        return log_stream(self, follower)
+
+
+class Pods(_PodLogs["LogStream"], SyncResource):
     """``client.pods``: the pod area of the REST interface."""
 
     def create(
@@ -331,29 +363,6 @@ class Pods(SyncResource):
 
         return read_status(self._client, pod)
 
-    def logs(
-        self,
-        pod: Pod | str,
-        *,
-        source: str | None = None,
-        tail: int | None = None,
-        since: Any = None,
-        follow: bool = False,
-        idle: float = 1.0,
-    ) -> LogStream:
-        """A pod's log lines (:class:`~podbook.api.logs.LogLine`), oldest first.
-
-        ``source`` ``"container"`` or ``"system"`` (both by default); ``tail`` lines of
-        backfill (service default 100, at most 5000); ``since`` an RFC 3339 time (or a
-        ``datetime``) to start from instead. ``follow=True`` keeps yielding new lines until the
-        pod is terminated or the stream is closed; a dropped connection is resumed without
-        losing or repeating a line. Use it as a context manager or call ``close()``.
-        """
-        from podbook.client.resources.podlogs import LogStream, open_logs
-
-        follower = open_logs(pod, source=source, tail=tail, since=since, follow=follow, idle=idle)
-        return LogStream(self._client, follower)
-
     def wait_for(
         self,
         pod: Pod | str,
@@ -387,7 +396,7 @@ class Pods(SyncResource):
             time.sleep(watch.next_sleep())
 
 
-class AsyncPods(AsyncResource):
+class AsyncPods(_PodLogs["AsyncLogStream"], AsyncResource):
     """``client.pods`` of the :class:`AsyncClient`: the same methods, awaitable."""
 
     async def create(
@@ -446,22 +455,6 @@ class AsyncPods(AsyncResource):
             stream = self.logs(record.id, source="container", tail=READ_TAIL, idle=0.5)
             lines = [line async for line in stream]
         return status_from(record, lines)
-
-    def logs(
-        self,
-        pod: Pod | str,
-        *,
-        source: str | None = None,
-        tail: int | None = None,
-        since: Any = None,
-        follow: bool = False,
-        idle: float = 1.0,
-    ) -> AsyncLogStream:
-        """``async for line in client.pods.logs(pod, ...)``: see :meth:`Pods.logs`."""
-        from podbook.client.resources.podlogs import AsyncLogStream, open_logs
-
-        follower = open_logs(pod, source=source, tail=tail, since=since, follow=follow, idle=idle)
-        return AsyncLogStream(self._client, follower)
 
     async def wait_for(
         self,
