@@ -24,7 +24,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from podbook.client.core import Call, invalid_request_from
+from podbook.client.core import BodyParser, Call, invalid_request_from
 from podbook.client.jobs import AsyncJob, Job, StatusPoll
 from podbook.client.resources.base import list_parser, model_parser, path_id, wire_keys
 from podbook.client.resources.chat import AsyncEndpointChat, EndpointChat
@@ -111,6 +111,17 @@ def submission_body(
         body["s3Config"] = _policy_wire(s3_config)
     _refused(queue.validate_submission, body, operation)
     return body
+
+
+def _queue_call(method: str, path: str, parse: BodyParser[T]) -> Call[T]:
+    """A call on the queue base with no query and no body."""
+    return Call(method, path, base="queue", parse=parse)
+
+
+def _job_action(endpoint_id: str, action: str, job_id: Any) -> Call[JobRecord]:
+    """``POST /v2/{endpoint}/{action}/{job}``, answered by the job's record."""
+    path = f"/v2/{endpoint_id}/{action}/{path_id(job_id, 'job id')}"
+    return _queue_call("POST", path, model_parser(_queue().JobRecord))
 
 
 class queue_calls:  # noqa: N801 - a namespace of call builders, used like a module
@@ -208,51 +219,32 @@ class queue_calls:  # noqa: N801 - a namespace of call builders, used like a mod
     @staticmethod
     def cancel(endpoint_id: str, job_id: Any) -> Call[JobRecord]:
         """``POST /v2/{endpoint}/cancel/{job}``."""
-        return Call(
-            "POST",
-            f"/v2/{endpoint_id}/cancel/{path_id(job_id, 'job id')}",
-            base="queue",
-            parse=model_parser(_queue().JobRecord),
-        )
+        return _job_action(endpoint_id, "cancel", job_id)
 
     @staticmethod
     def retry(endpoint_id: str, job_id: Any) -> Call[JobRecord]:
         """``POST /v2/{endpoint}/retry/{job}`` (FAILED or TIMED_OUT jobs, before expiry)."""
-        return Call(
-            "POST",
-            f"/v2/{endpoint_id}/retry/{path_id(job_id, 'job id')}",
-            base="queue",
-            parse=model_parser(_queue().JobRecord),
-        )
+        return _job_action(endpoint_id, "retry", job_id)
 
     @staticmethod
     def purge_queue(endpoint_id: str) -> Call[PurgeResponse]:
         """``POST /v2/{endpoint}/purge-queue`` (queued jobs only)."""
-        return Call(
-            "POST",
-            f"/v2/{endpoint_id}/purge-queue",
-            base="queue",
-            parse=model_parser(_queue().PurgeResponse),
+        return _queue_call(
+            "POST", f"/v2/{endpoint_id}/purge-queue", model_parser(_queue().PurgeResponse)
         )
 
     @staticmethod
     def health(endpoint_id: str) -> Call[HealthResponse]:
         """``GET /v2/{endpoint}/health``."""
-        return Call(
-            "GET",
-            f"/v2/{endpoint_id}/health",
-            base="queue",
-            parse=model_parser(_queue().HealthResponse),
+        return _queue_call(
+            "GET", f"/v2/{endpoint_id}/health", model_parser(_queue().HealthResponse)
         )
 
     @staticmethod
     def requests(endpoint_id: str) -> Call[list[RequestRecord]]:
         """``GET /v2/{endpoint}/requests``: the endpoint's recent requests, newest first."""
-        return Call(
-            "GET",
-            f"/v2/{endpoint_id}/requests",
-            base="queue",
-            parse=list_parser(_queue().RequestRecord, "requests"),
+        return _queue_call(
+            "GET", f"/v2/{endpoint_id}/requests", list_parser(_queue().RequestRecord, "requests")
         )
 
 
