@@ -66,3 +66,12 @@ def test_catalog_needs_a_key(emulator):
     import httpx
 
     assert httpx.get(f"{emulator.url}/v2/catalog/gpus").status_code == 401
+
+
+def test_a_minimum_cuda_version_of_any_length_is_a_422_not_a_500(http):
+    wanted = {"include": "AVAILABILITY", "product": "POD"}
+    floor = http.get("/v2/catalog/gpus", params={**wanted, "minCudaVersion": "12.4"})
+    assert floor.status_code == 200 and floor.json()["gpus"]
+    for bad in ("1" * 5000, "12." + "4" * 5000, "12.4.1", "twelve"):
+        response = http.get("/v2/catalog/gpus", params={**wanted, "minCudaVersion": bad})
+        assert "major or major.minor" in problem(response, 422)["detail"]

@@ -24,7 +24,7 @@ from podbook.emulator.routes.rest import ApiRequest, api_route
 from podbook.emulator.templates import public_templates
 
 _CUDA = re.compile(r"^\d+\.\d+$")
-_MIN_CUDA = re.compile(r"^\d+(\.\d+)?$")
+_MIN_CUDA = re.compile(r"^\d{1,4}(\.\d{1,4})?$")
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
 
 
