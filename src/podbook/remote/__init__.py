@@ -115,4 +115,4 @@ __getattr__ = lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted({*globals(), *__all__})
