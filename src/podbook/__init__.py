@@ -12,7 +12,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 
-def lazy_getattr(namespace: dict[str, Any], homes: Mapping[str, str]) -> Callable[[str], Any]:
+def _lazy_getattr(namespace: dict[str, Any], homes: Mapping[str, str]) -> Callable[[str], Any]:
     """The module ``__getattr__`` of a package whose public names are imported on first use:
     ``homes`` maps each name to the module it lives in (a home named ``package.name`` is the
     module itself). The value is kept in the package's ``namespace`` (its ``globals()``), so
@@ -31,7 +31,7 @@ def lazy_getattr(namespace: dict[str, Any], homes: Mapping[str, str]) -> Callabl
     return __getattr__
 
 
-__getattr__ = lazy_getattr(
+__getattr__ = _lazy_getattr(
     globals(),
     {
         "Client": "podbook.client",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from podbook import lazy_getattr
+from podbook import _lazy_getattr
 
 if TYPE_CHECKING:
     from podbook.client._async import AsyncClient
@@ -51,7 +51,7 @@ _HOMES = {
 }
 
 
-__getattr__ = lazy_getattr(globals(), _HOMES)
+__getattr__ = _lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from podbook import lazy_getattr
+from podbook import _lazy_getattr
 
 if TYPE_CHECKING:
     from podbook.remote._kernel_vars import CHUNK_BYTES, MAX_TRANSFER_BYTES
@@ -111,7 +111,7 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_getattr(globals(), _HOMES)
+__getattr__ = _lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:

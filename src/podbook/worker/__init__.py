@@ -8,19 +8,17 @@
 
 Handlers follow the ``runpod`` convention: ``fn(job)`` gets the whole job object; sync,
 async, generator and async generator functions all work. Only httpx is used to talk to
-the broker: nothing here imports the emulator.
+the broker: nothing here imports the emulator. The names above are the public API (the docs'
+API reference shows them); the runner, its configuration and the protocol are internal.
 """
 
 from __future__ import annotations
 
-from podbook import lazy_getattr
+from podbook import _lazy_getattr
 
 __all__ = [
     "Chunk",
-    "Runner",
     "ServedWorker",
-    "WorkerConfig",
-    "load_handler",
     "openai_handler",
     "progress",
     "serve",
@@ -28,17 +26,14 @@ __all__ = [
 
 _HOMES = {
     "Chunk": "podbook.worker.results",
-    "Runner": "podbook.worker.runner",
     "ServedWorker": "podbook.worker.background",
-    "WorkerConfig": "podbook.worker.config",
-    "load_handler": "podbook.worker.handlers",
     "openai_handler": "podbook.worker.openai_compat",
     "progress": "podbook.worker.reporting",
     "serve": "podbook.worker.background",
 }
 
 
-__getattr__ = lazy_getattr(globals(), _HOMES)
+__getattr__ = _lazy_getattr(globals(), _HOMES)
 
 
 def __dir__() -> list[str]:
