@@ -240,3 +240,28 @@ def test_a_settled_panel_sends_its_end_once_more_as_the_next_cell_ends(ip: Any, 
     before = len(comm.messages)
     assert run_cell(ip, "2 + 2").success
     assert final_states(comm.messages[before:]) == []
+
+
+def test_a_stream_read_faster_than_the_panel_sends_loses_no_chunk(
+    comms: Any, client: Any, monkeypatch: Any
+) -> None:
+    """The reader can take chunks faster than the flusher sends them (a job whose chunks are
+    all on the server already, as after a reconnection; a handler that yields small chunks
+    fast: bench/stream.py's 10,000 tokens outran the panel's 5,000 unsent chunks at any
+    load). It then waits for the flusher instead of dropping the oldest: every chunk reaches
+    the view, in order, in consecutive batches. The bound is scaled down here so that one
+    answer of the stream (at most 500 chunks) outruns it with no flush between."""
+    from podbook.notebook.endpoints import streambuffer
+    from podbook.notebook.endpoints.panel import JobPanel
+
+    monkeypatch.setattr(streambuffer, "PENDING_MAX", 300)
+    count = 1000
+    endpoint = client.endpoint("stream-demo")
+    job = endpoint.run({"max_tokens": count, "delay_ms": 0})
+    wait_until(lambda: endpoint.status(job.id).status == "COMPLETED", timeout=60)
+    panel = JobPanel({"id": job.id, "status": "IN_PROGRESS"}, "stream-demo", client=client)
+    panel.follow("stream")
+    wait_until(lambda: ended(panel), timeout=60)
+    items = streamed(chunk_messages(comms, panel))
+    assert [item["output_tokens"] for item in items] == list(range(1, count + 1))
+    assert panel.chunks == count

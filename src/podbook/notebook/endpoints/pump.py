@@ -4,6 +4,9 @@ Two daemon threads per followed job:
 
 - the **reader** long-polls ``/stream/{id}`` (through the client) and puts every chunk into
   a :class:`StreamBuffer` and a :class:`RateMeter`, and notes the status each answer carries;
+  when the buffer holds as many unsent chunks as it keeps (the reader can outrun the
+  flusher: one answer may carry hundreds of chunks that were waiting on the server), it
+  wakes the flusher and waits for room, so no chunk is dropped on its way to the panel;
 - the **flusher** hands what arrived to the panel in batches: it wakes when the first chunk
   of a batch arrives, calls ``flush(False)``, then lets chunks gather for
   :data:`FLUSH_INTERVAL` seconds (so messages go out about every 50–100 ms while chunks
@@ -103,6 +106,8 @@ class StreamPump:
                 if chunks is None and isinstance(answer, dict):
                     chunks = answer.get("stream")
                 for chunk in chunks or ():
+                    if not self._wait_for_room():
+                        return
                     output, metrics = chunk_parts(chunk)
                     self.buffer.add(output)
                     self.meter.add(output, metrics)
@@ -117,6 +122,16 @@ class StreamPump:
         finally:
             self._done.set()
             self._data.set()
+
+    def _wait_for_room(self) -> bool:
+        """Wait while the buffer is full, the flusher woken to send what waits; False when
+        the pump is stopping instead."""
+        while self.buffer.full:
+            if self._stopping.is_set():
+                return False
+            self._data.set()
+            self.buffer.wait_for_room(IDLE_TICK)
+        return True
 
     def _flush_loop(self) -> None:
         while not self._stopping.is_set():

@@ -2,7 +2,9 @@
 
 Kernel memory stays bounded however long the stream: the tail holds the last
 :data:`TAIL_MAX` chunks, and the chunks waiting for the next batch are at most
-:data:`PENDING_MAX` (a front end that cannot keep up gets the tail instead).
+:data:`PENDING_MAX`: the stream's reader waits for the flusher to take them
+(:meth:`StreamBuffer.wait_for_room`) rather than lose any (:meth:`StreamBuffer.add` drops the
+oldest only for a caller that does not wait).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class StreamBuffer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._taken = threading.Condition(self._lock)
         self._tail: deque[tuple[int, Any, int]] = deque()
         self._tail_bytes = 0
         self._pending: deque[tuple[int, Any, int]] = deque()
@@ -95,6 +98,18 @@ class StreamBuffer:
         """True when chunks wait for the next batch."""
         return bool(self._pending)
 
+    @property
+    def full(self) -> bool:
+        """True when :data:`PENDING_MAX` chunks wait for a batch: the next :meth:`add` would
+        drop the oldest."""
+        return len(self._pending) >= PENDING_MAX
+
+    def wait_for_room(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until a :meth:`take` leaves fewer than
+        :data:`PENDING_MAX` chunks waiting; True when there is room."""
+        with self._taken:
+            return self._taken.wait_for(lambda: len(self._pending) < PENDING_MAX, timeout)
+
     def take(self) -> Batch | None:
         """The next batch of consecutive pending chunks (None when nothing waits)."""
         with self._lock:
@@ -110,6 +125,7 @@ class StreamBuffer:
                 self._pending.popleft()
                 items.append(output)
                 size += chunk_size
+            self._taken.notify_all()
             return Batch(start, items)
 
     def backlog(self, have: int) -> Batch | None:
