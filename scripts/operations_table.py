@@ -9,7 +9,7 @@ method that performs it, the magics that send it, and the emulator route that se
 Each column comes from the one place that knows it:
 
 - operations: ``reference/runpod-rest-v2.openapi.json``;
-- client methods: ``podbook.client.operations.CLIENT_METHODS`` (the coverage test checks
+- client methods: ``podbook.client._operations.CLIENT_METHODS`` (the coverage test checks
   that each operation really is sent from the method named there);
 - emulator routes: ``podbook.emulator.app.build_routes()``, the first route that matches a
   request of the operation, as Starlette picks it;
@@ -389,7 +389,7 @@ def own_emulator(workdir: Path) -> Iterator[Any]:
 
 
 def _client_cell(operation_id: str) -> str:
-    from podbook.client.operations import ALSO_SENT_BY, CLIENT_METHODS
+    from podbook.client._operations import ALSO_SENT_BY, CLIENT_METHODS
 
     path = CLIENT_METHODS.get(operation_id)
     if path is None:
@@ -415,7 +415,7 @@ def render(
         "     `make operations-table` (a test fails while this file is out of date). -->",
         "",
         "Every operation of `reference/runpod-rest-v2.openapi.json`, with the client method",
-        "that performs it (`podbook.client.operations.CLIENT_METHODS`; the `AsyncClient` has",
+        "that performs it (`podbook.client._operations.CLIENT_METHODS`; the `AsyncClient` has",
         "the same names), the magics that send it (observed by running each magic against the",
         "emulator, panels shown), and the emulator handler that serves it (module under",
         f"`podbook.emulator`). `{LIVE_PANELS}` is the one background poll that keeps the",

@@ -116,7 +116,7 @@ def test_the_graph_sees_the_imports_the_issue_names() -> None:
     assert "podbook.notebook.parsing" in graph["podbook.notebook.catalog.commands"]
     assert "podbook.notebook.catalog.panel" in graph["podbook.notebook.catalog.handlers"]  # lazy
     assert "podbook.notebook.catalog.finder" in graph["podbook.notebook.catalog.views"]  # lazy
-    assert "podbook" not in graph["podbook.client.core"]  # a parent package: no edge
+    assert "podbook" not in graph["podbook.client._core"]  # a parent package: no edge
     assert (
         "podbook.notebook.pods.handlers" not in import_graph(lazy=False)["podbook.notebook.magics"]
     )
@@ -187,10 +187,10 @@ def layer_breaks(graph: dict[str, set[str]], rules: dict[str, list[str]]) -> lis
 def test_the_layer_check_finds_a_broken_rule() -> None:
     rules = {"podbook.client": ["podbook.api"], "podbook.api": ["podbook.api"]}
     graph = {
-        "podbook.client.core": {"podbook.api.base", "podbook.client.config"},
-        "podbook.api.base": {"podbook.client.core"},
+        "podbook.client._core": {"podbook.api.base", "podbook.client.config"},
+        "podbook.api.base": {"podbook.client._core"},
     }
-    assert layer_breaks(graph, rules) == ["podbook.api.base -> podbook.client.core"]
+    assert layer_breaks(graph, rules) == ["podbook.api.base -> podbook.client._core"]
 
 
 def test_imports_keep_the_layers_architecture_md_states() -> None:

@@ -357,7 +357,7 @@ def run_emulator(args: argparse.Namespace) -> int:
             return 2
         settings.share_ro = tuple(shared)
         if note:
-            from podbook.client.local import no_sandbox_line
+            from podbook.client._local import no_sandbox_line
 
             print(f"podbook emulator: {no_sandbox_line(note)}", file=sys.stderr)
         settings.ssh_proxy_host = "127.0.0.1"

@@ -12,7 +12,7 @@ import pickle
 import httpx
 import pytest
 
-from podbook.client.core import error_from_response, parse_retry_after
+from podbook.client._core import error_from_response, parse_retry_after
 from podbook.errors import (
     APIError,
     BadRequest,

@@ -14,12 +14,12 @@ import pytest
 
 from podbook import Client
 from podbook.client import RetryPolicy
-from podbook.client.local import emulator_is_healthy, ensure_emulator, read_emulator_record
+from podbook.client._local import emulator_is_healthy, ensure_emulator, read_emulator_record
 from podbook.errors import ConnectionFailed, LocalEmulatorError
 
 ENSURE_IN_CHILD = (
     "import json, sys\n"
-    "from podbook.client.local import ensure_emulator\n"
+    "from podbook.client._local import ensure_emulator\n"
     "e = ensure_emulator(sys.argv[1])\n"
     "print(json.dumps({'url': e.url, 'pid': e.pid}))\n"
 )

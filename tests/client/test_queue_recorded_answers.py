@@ -33,7 +33,7 @@ from podbook import Client
 from podbook.api.base import to_wire
 from podbook.api.queue import RequestRecord, RequestsResponse
 from podbook.client import RetryPolicy
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.queue import queue_calls
 from podbook.emulator.queue_openapi import queue_openapi
 from podbook.errors import (

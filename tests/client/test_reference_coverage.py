@@ -20,7 +20,7 @@ import pytest
 from reference_steps import STEPS, reference_operations, route_of
 
 from podbook import Client
-from podbook.client.operations import ALSO_SENT_BY, CLIENT_METHODS, resolve_method
+from podbook.client._operations import ALSO_SENT_BY, CLIENT_METHODS, resolve_method
 
 
 class RecordingTransport(httpx.HTTPTransport):
@@ -115,7 +115,7 @@ def test_every_reference_operation_has_a_named_client_method() -> None:
     unknown = sorted(set(CLIENT_METHODS) - set(operations))
     assert not missing, (
         "reference operations without a client method in "
-        "podbook.client.operations.CLIENT_METHODS: " + ", ".join(missing)
+        "podbook.client._operations.CLIENT_METHODS: " + ", ".join(missing)
     )
     assert not unknown, "CLIENT_METHODS names no reference operation: " + ", ".join(unknown)
     with Client(api_key="unused", url="http://127.0.0.1:9") as client:

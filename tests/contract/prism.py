@@ -22,7 +22,7 @@ from processes import stop_process
 from reference_docs import REST_REFERENCE
 
 from podbook import Client
-from podbook.client.core import RetryPolicy
+from podbook.client._core import RetryPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 PRISM = ROOT / "js" / "node_modules" / ".bin" / "prism"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from nbhelpers import assert_one_line_error, magics_of, run_cell, wait_until
 
-from podbook.client.local import emulator_is_healthy
+from podbook.client._local import emulator_is_healthy
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
 OK = f'--gpu "{RTX4090}" --image runpod/pytorch'

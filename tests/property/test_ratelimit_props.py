@@ -20,7 +20,7 @@ from podbook.api.ratelimit import (
     parse_ratelimit,
     parse_ratelimit_policy,
 )
-from podbook.client.core import parse_rate_limit_headers as client_parse
+from podbook.client._core import parse_rate_limit_headers as client_parse
 
 NAMES = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=10)
 COUNTS = st.integers(min_value=0, max_value=999_999_999_999_999)

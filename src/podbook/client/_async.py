@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import httpx
 
+from podbook.client._core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
 from podbook.client.config import SecretLike, Settings, resolve_settings
-from podbook.client.core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
 from podbook.client.resources import (
     AsyncAccount,
     AsyncCatalog,
@@ -85,7 +85,7 @@ class AsyncClient(ClientFace):
         self, call: Call[Any], on_retry: Callable[[], None] | None, *, stream: bool
     ) -> httpx.Response:
         """The final answer to ``call`` (any status), tried again as its retry policy allows:
-        this face's one send loop (:class:`~podbook.client.core.Attempts` decides)."""
+        this face's one send loop (:class:`~podbook.client._core.Attempts` decides)."""
         tries = self._core.attempts(self._http, call)
         while True:
             try:

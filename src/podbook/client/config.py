@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from podbook.client.home import default_home
-from podbook.client.secret import Secret, SecretLike, reveal
+from podbook.client._home import default_home
+from podbook.client._secret import Secret, SecretLike, reveal
 from podbook.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -255,7 +255,7 @@ def _key_of_known_emulator(
     home: str | os.PathLike[str] | None, env: Mapping[str, str], url: str
 ) -> str | None:
     """The local emulator's key when ``url`` is the address recorded in its home."""
-    from podbook.client.local import read_emulator_record
+    from podbook.client._local import read_emulator_record
 
     record = read_emulator_record(Path(home) if home else default_home(env))
     if record is None or record.url.rstrip("/") != url.rstrip("/"):
@@ -267,7 +267,7 @@ def _local_settings(
     home: str | os.PathLike[str] | None, env: Mapping[str, str], start: bool, reason: str
 ) -> Settings:
     """The local emulator's settings (started when ``start``), saying ``reason`` why."""
-    from podbook.client.local import DEFAULT_LOCAL_URL, ensure_emulator, read_emulator_record
+    from podbook.client._local import DEFAULT_LOCAL_URL, ensure_emulator, read_emulator_record
 
     home_dir = Path(home) if home else default_home(env)
     if start:

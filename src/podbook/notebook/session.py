@@ -131,7 +131,7 @@ class NotebookSession:
         settings = self.client.settings
         if settings.is_cloud:
             return None
-        from podbook.client.local import emulator_pods, no_sandbox_line
+        from podbook.client._local import emulator_pods, no_sandbox_line
 
         pods = emulator_pods(settings.rest_url)
         if pods.get("runtime") != "local" or pods.get("sandbox") != "none":

@@ -127,7 +127,7 @@ class WorkerChannel:
     connection pools, a result is retried for about a minute (:data:`POST_RETRY_DELAYS`,
     5xx and dropped connections, a POST included) and each try tells :attr:`contact` whether
     the broker answered; a 429's ``Retry-After`` is read by the client's parser
-    (:func:`~podbook.client.core.parse_retry_after`).
+    (:func:`~podbook.client._core.parse_retry_after`).
     """
 
     def __init__(
@@ -181,7 +181,7 @@ class WorkerChannel:
         if status >= 400:
             retry_after = 0.0
             if status == 429:  # the client's parser, imported only when throttled (pydantic)
-                from podbook.client.core import parse_retry_after
+                from podbook.client._core import parse_retry_after
 
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 retry_after = DEFAULT_THROTTLE_SECONDS if retry_after is None else retry_after

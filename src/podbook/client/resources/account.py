@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.base import (
     AsyncResource,
     SyncResource,

@@ -1,7 +1,7 @@
 """What every resource shares: how it reaches its client, and how bodies are prepared.
 
 A resource module defines pure *call builders* (functions returning a
-:class:`~podbook.client.core.Call`) and two thin faces over them: a sync resource whose
+:class:`~podbook.client._core.Call`) and two thin faces over them: a sync resource whose
 methods return results, and an async one whose methods return awaitables. An
 :class:`Operation` declares such a method once for both faces; the CRUD resources are
 declared whole with :class:`~podbook.client.resources.crud.Crud`.
@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, Field, TypeAdapter, create_model
 
-from podbook.client.core import BodyParser, Call, invalid_request_from
+from podbook.client._core import BodyParser, Call, invalid_request_from
 from podbook.errors import InvalidRequest
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ _TYPE_VARIABLE = re.compile(r"\b[A-Z]\b")
 class Operation(Generic[P, T]):
     """One method of a resource, declared once for both faces from its call builder.
 
-    ``build(*args, **kwargs)`` returns the :class:`~podbook.client.core.Call`; on a
+    ``build(*args, **kwargs)`` returns the :class:`~podbook.client._core.Call`; on a
     :class:`SyncResource` the method sends it and returns the result, on an
     :class:`AsyncResource` it is a coroutine method. ``doc`` is the method's docstring;
     ``rename`` gives public names to the builder's parameters (``{"item": "template"}``),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.base import AsyncResource, SyncResource, model_parser
 from podbook.errors import InvalidRequest
 

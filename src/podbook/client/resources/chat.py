@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import httpx
 
-from podbook.client.core import Call, call_result, invalid_request_from
-from podbook.client.sse import SseEvent, SseParser
+from podbook.client._core import Call, call_result, invalid_request_from
+from podbook.client._sse import SseEvent, SseParser
 from podbook.errors import APIError, ConnectionFailed, error_class_for_status
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.base import AsyncResource, SyncResource, list_parser
 from podbook.client.resources.crud import Crud
 

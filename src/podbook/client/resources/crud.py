@@ -29,7 +29,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.base import (
     Operation,
     list_parser,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.base import AsyncResource, SyncResource, model_parser, path_id
 from podbook.client.resources.crud import Crud
 

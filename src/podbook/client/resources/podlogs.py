@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from podbook.api.logs import LOG_SOURCES, TAIL_MAX, LogLine, parse_event_id, parse_rfc3339
-from podbook.client.core import Call, RetryPolicy
+from podbook.client._core import Call, RetryPolicy
+from podbook.client._sse import SseEvent, SseParser
 from podbook.client.resources.base import AsyncResource, path_id
-from podbook.client.sse import SseEvent, SseParser
 from podbook.errors import ConnectionFailed, InvalidRequest
 
 if TYPE_CHECKING:

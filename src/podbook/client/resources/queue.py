@@ -8,7 +8,7 @@ Requests are checked before they are sent, with the limits of :mod:`podbook.api.
 (payload size on the encoded JSON, ``wait``, ``ttl``, ``executionTimeout``); a request the
 service would refuse raises :class:`~podbook.errors.InvalidRequest` and nothing is sent.
 Queue error bodies (``{"error": ...}``) become the same typed exceptions as REST errors.
-Retries follow the client's :class:`~podbook.client.core.RetryPolicy`: a 429 is retried
+Retries follow the client's :class:`~podbook.client._core.RetryPolicy`: a 429 is retried
 after ``Retry-After`` (or an exponential backoff); a POST whose fate is unknown (``/run``,
 ``/runsync``, ``/cancel``, ...) is never resent. A stream read that failed is asked again
 from where it stopped when the server offers the resumable cursor
@@ -24,7 +24,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from podbook.client.core import BodyParser, Call, invalid_request_from
+from podbook.client._core import BodyParser, Call, invalid_request_from
 from podbook.client.jobs import AsyncJob, Job, StatusPoll
 from podbook.client.resources.base import list_parser, model_parser, path_id, wire_keys
 from podbook.client.resources.chat import AsyncEndpointChat, EndpointChat

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from podbook.client.core import Call
+from podbook.client._core import Call
 from podbook.client.resources.base import AsyncResource, SyncResource, path_id
 from podbook.client.resources.crud import Crud
 

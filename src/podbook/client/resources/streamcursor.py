@@ -32,7 +32,7 @@ from podbook.errors import BadRequest, ConnectionFailed, ServerError, StreamInte
 
 if TYPE_CHECKING:
     from podbook.api.queue import StreamChunk, StreamResponse
-    from podbook.client.core import Call, RetryPolicy
+    from podbook.client._core import Call, RetryPolicy
 
 __all__ = ["StreamReader"]
 

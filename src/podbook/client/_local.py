@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from podbook.client.home import default_home
-from podbook.client.secret import Secret
+from podbook.client._home import default_home
+from podbook.client._secret import Secret
 from podbook.errors import LocalEmulatorError
 
 __all__ = [
