@@ -16,9 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.billing.chart import wire_dict
+
+if TYPE_CHECKING:
+    from podbook.client import Client
+    from podbook.notebook.panels.data import JsonDict
 
 SETTLED_HOURS = 24
 """Hourly records that ended this long ago are summed once and kept (see :class:`SpendLedger`)."""
@@ -36,7 +40,7 @@ class SpendLedger:
     until: datetime | None = None
 
 
-def _parse(text: Any) -> datetime:
+def _parse(text: object) -> datetime:
     moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
@@ -50,7 +54,7 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
-def _window_start(pod: dict[str, Any], ledger: SpendLedger, now: datetime) -> datetime:
+def _window_start(pod: JsonDict, ledger: SpendLedger, now: datetime) -> datetime:
     created = pod.get("createdAt")
     start = _hour(_parse(created)) if created else _hour(now) - timedelta(days=30)
     if ledger.until is not None:
@@ -59,11 +63,11 @@ def _window_start(pod: dict[str, Any], ledger: SpendLedger, now: datetime) -> da
 
 
 def pod_spend(
-    client: Any,
-    pod: dict[str, Any],
+    client: Client,
+    pod: JsonDict,
     ledger: SpendLedger | None = None,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> JsonDict:
     """The ``spend`` dict of ``pod`` (a wire dict with ``id``, ``status``, ``cost``,
     ``createdAt``); ``ledger`` carries the settled hours from one read to the next."""
     ledger = ledger if ledger is not None else SpendLedger()
@@ -105,7 +109,7 @@ def dollars(value: float) -> str:
     return f"${math.floor(value * 100 + 0.5) / 100:,.2f}"
 
 
-def spend_text(spend: dict[str, Any] | None) -> str:
+def spend_text(spend: JsonDict | None) -> str:
     """``$1.23 spent so far`` (``· as of 13:00 UTC`` when the records lag), or ``""``."""
     if not spend or not isinstance(spend.get("total"), (int, float)):
         return ""
@@ -115,13 +119,13 @@ def spend_text(spend: dict[str, Any] | None) -> str:
     return text
 
 
-def billed_alone(pod: dict[str, Any]) -> bool:
+def billed_alone(pod: JsonDict) -> bool:
     """True for a pod with an id that is not a cluster member (a member's spend is billed
     under its cluster: ``%billing --kind clusters``)."""
     return bool(pod.get("id")) and not (pod.get("cluster") or {}).get("id")
 
 
-def static_spend(client: Any, pod: dict[str, Any]) -> dict[str, Any] | None:
+def static_spend(client: Client, pod: JsonDict) -> JsonDict | None:
     """The spend of a pod for its static form: one read now, ``None`` when it fails or the pod
     is a cluster member (billed under its cluster)."""
     from podbook import errors

@@ -11,7 +11,7 @@ execution).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import traitlets
 
@@ -20,6 +20,10 @@ from podbook.notebook.display import StaticView
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
 from podbook.notebook.panels.data import to_wire
+
+if TYPE_CHECKING:
+    from podbook.api.pods import Pod
+    from podbook.notebook.panels.data import JsonDict
 
 
 class CatalogPanel(Panel):
@@ -42,9 +46,9 @@ class CatalogPanel(Panel):
 
     def __init__(
         self,
-        gpus: list[dict[str, Any]],
-        filters: dict[str, Any],
-        create: Callable[[str], object] | None = None,
+        gpus: list[JsonDict],
+        filters: JsonDict,
+        create: Callable[[str], Pod] | None = None,
         fill: Callable[[str], None] | None = None,
         on_change: Callable[[], None] | None = None,
     ) -> None:
@@ -108,7 +112,7 @@ class CatalogPanel(Panel):
         self.error = ""
         run_in_worker(lambda: self._create(create, gpu_id, line))
 
-    def _create(self, create: Callable[[str], object], gpu_id: str, line: str) -> None:
+    def _create(self, create: Callable[[str], Pod], gpu_id: str, line: str) -> None:
         from podbook import errors
         from podbook.notebook.errors import describe_failure
 

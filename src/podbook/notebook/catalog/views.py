@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.display import StaticView
 from podbook.notebook.panels.data import to_wire
@@ -11,13 +11,14 @@ from podbook.notebook.panels.snapshot import table_html, table_text
 
 if TYPE_CHECKING:
     from podbook.notebook.catalog.finder import CatalogRows, GpuRows
+    from podbook.notebook.panels.data import JsonDict
 
 
-def _money(value: Any, digits: int = 2) -> str:
+def _money(value: object, digits: int = 2) -> str:
     return f"${value:.{digits}f}" if isinstance(value, (int, float)) else "-"
 
 
-def _gpu_row(gpu: dict[str, Any]) -> dict[str, Any]:
+def _gpu_row(gpu: JsonDict) -> dict[str, object]:
     price = gpu.get("price") or {}
     max_count = gpu.get("maxCount") or {}
     versions = [v.get("version") for v in gpu.get("cudaVersions") or [] if v.get("available", True)]
@@ -32,7 +33,7 @@ def _gpu_row(gpu: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cpu_row(cpu: dict[str, Any]) -> dict[str, Any]:
+def _cpu_row(cpu: JsonDict) -> dict[str, object]:
     vcpu = cpu.get("vcpu") or {}
     return {
         "id": cpu.get("id"),
@@ -44,7 +45,7 @@ def _cpu_row(cpu: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _datacenter_row(dc: dict[str, Any]) -> dict[str, Any]:
+def _datacenter_row(dc: JsonDict) -> dict[str, object]:
     return {
         "id": dc.get("id"),
         "name": dc.get("name"),
@@ -54,7 +55,7 @@ def _datacenter_row(dc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-ROWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+ROWS: dict[str, Callable[[JsonDict], dict[str, object]]] = {
     "gpus": _gpu_row,
     "cpus": _cpu_row,
     "datacenters": _datacenter_row,
@@ -62,7 +63,7 @@ ROWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 TITLES = {"gpus": "GPU types", "cpus": "CPU flavors", "datacenters": "Data centers"}
 
 
-def _finder_row(row: dict[str, Any]) -> dict[str, Any]:
+def _finder_row(row: JsonDict) -> dict[str, object]:
     """A static row of the GPU finder from a panel row (:func:`.finder.panel_row`)."""
     flat = _gpu_row({**row, "cudaVersions": [{"version": v} for v in row.get("cudaVersions", [])]})
     stocked = [dc for dc in row.get("dataCenters") or [] if dc.get("availability") != "NONE"]
@@ -71,9 +72,9 @@ def _finder_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def gpu_finder_view(
-    rows: list[dict[str, Any]],
+    rows: list[JsonDict],
     filters: str = "",
-    created: dict[str, Any] | None = None,
+    created: JsonDict | None = None,
     error: str = "",
 ) -> StaticView:
     """The GPU finder's saved form: the filters, then the table (panel rows)."""

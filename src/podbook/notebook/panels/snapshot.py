@@ -6,12 +6,16 @@ notebook opened without a kernel. Every value is HTML-escaped; env values are al
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.billing.podspend import spend_text
 from podbook.notebook.panels.data import cost_text, http_links, shape_text, ssh_commands
 from podbook.notebook.panels.podcosts import list_rows, list_summary, summary_text
+
+if TYPE_CHECKING:
+    from podbook.notebook.panels.data import JsonDict
 
 _STATUS_COLORS = {
     "RUNNING": "#1a7f37",
@@ -47,7 +51,7 @@ def _error_html(error: str) -> str:
     return f'<div class="podbook-error" style="color:#cf222e;white-space:pre-wrap">{escape(error)}</div>'
 
 
-def guard_text(pod: dict[str, Any], guard: dict[str, Any] | None) -> str | None:
+def guard_text(pod: JsonDict, guard: JsonDict | None) -> str | None:
     """The guard line of a pod: its last report's summary, else its settings; None unguarded."""
     if guard and guard.get("summary"):
         return str(guard["summary"])
@@ -56,10 +60,10 @@ def guard_text(pod: dict[str, Any], guard: dict[str, Any] | None) -> str | None:
 
 
 def pod_text(
-    pod: dict[str, Any],
+    pod: JsonDict,
     error: str = "",
-    spend: dict[str, Any] | None = None,
-    guard: dict[str, Any] | None = None,
+    spend: JsonDict | None = None,
+    guard: JsonDict | None = None,
 ) -> str:
     """A few readable lines describing one pod (``spend``, ``guard``: the panel's traits)."""
     lines = [
@@ -86,10 +90,10 @@ def pod_text(
 
 
 def pod_html(
-    pod: dict[str, Any],
+    pod: JsonDict,
     error: str = "",
-    spend: dict[str, Any] | None = None,
-    guard: dict[str, Any] | None = None,
+    spend: JsonDict | None = None,
+    guard: JsonDict | None = None,
 ) -> str:
     """A static HTML card for one pod (``spend``, ``guard``: the panel's traits)."""
     status = str(pod.get("status", "?"))
@@ -130,7 +134,7 @@ def pod_html(
     )
 
 
-def _pod_row_cells(pod: dict[str, Any]) -> list[str]:
+def _pod_row_cells(pod: JsonDict) -> list[str]:
     return [
         str(pod.get("id", "?")),
         str(pod.get("name", "?")),
@@ -145,7 +149,7 @@ def _pod_row_cells(pod: dict[str, Any]) -> list[str]:
 _LIST_HEADER = ["id", "name", "status", "shape", "data center", "cost", "guard"]
 
 
-def pod_list_text(pods: list[dict[str, Any]], error: str = "") -> str:
+def pod_list_text(pods: list[JsonDict], error: str = "") -> str:
     """A plain table of pods, highest price per hour first, with their guard and the total
     of those running."""
     pods = list_rows(pods)
@@ -161,7 +165,7 @@ def pod_list_text(pods: list[dict[str, Any]], error: str = "") -> str:
     return "\n".join(lines)
 
 
-def pod_list_html(pods: list[dict[str, Any]], error: str = "") -> str:
+def pod_list_html(pods: list[JsonDict], error: str = "") -> str:
     """A static HTML table of pods, highest price per hour first, with their guard and the
     total of those running."""
     pods = list_rows(pods)
@@ -183,7 +187,7 @@ def pod_list_html(pods: list[dict[str, Any]], error: str = "") -> str:
     )
 
 
-def _member_cells(pod: dict[str, Any]) -> list[str]:
+def _member_cells(pod: JsonDict) -> list[str]:
     member = pod.get("cluster") or {}
     rank = member.get("rank")
     return [
@@ -198,15 +202,15 @@ def _member_cells(pod: dict[str, Any]) -> list[str]:
 _MEMBER_HEADER = ["rank", "role", "ip", "pod", "status"]
 
 
-def _sorted_members(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    def rank(pod: dict[str, Any]) -> int:
+def _sorted_members(members: list[JsonDict]) -> list[JsonDict]:
+    def rank(pod: JsonDict) -> int:
         value = (pod.get("cluster") or {}).get("rank")
         return value if isinstance(value, int) else 1 << 30
 
     return sorted(members, key=rank)
 
 
-def cluster_text(cluster: dict[str, Any], members: list[dict[str, Any]], error: str = "") -> str:
+def cluster_text(cluster: JsonDict, members: list[JsonDict], error: str = "") -> str:
     """A few readable lines describing a cluster and its members."""
     compute = cluster.get("compute") or {}
     primary = cluster.get("primary") or {}
@@ -224,7 +228,7 @@ def cluster_text(cluster: dict[str, Any], members: list[dict[str, Any]], error: 
     return "\n".join(lines)
 
 
-def cluster_html(cluster: dict[str, Any], members: list[dict[str, Any]], error: str = "") -> str:
+def cluster_html(cluster: JsonDict, members: list[JsonDict], error: str = "") -> str:
     """A static HTML card for a cluster and its members."""
     compute = cluster.get("compute") or {}
     primary = cluster.get("primary") or {}
@@ -256,14 +260,14 @@ def cluster_html(cluster: dict[str, Any], members: list[dict[str, Any]], error: 
     )
 
 
-def table_text(rows: list[dict[str, Any]], columns: list[str]) -> str:
+def table_text(rows: Sequence[Mapping[str, object]], columns: list[str]) -> str:
     """A plain-text table of catalog rows."""
     cells = [columns] + [[_flat(row.get(c)) for c in columns] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells)
 
 
-def table_html(rows: list[dict[str, Any]], columns: list[str], title: str) -> str:
+def table_html(rows: Sequence[Mapping[str, object]], columns: list[str], title: str) -> str:
     """A static HTML table of catalog rows."""
     head = "".join(f'<th style="{_CELL}">{escape(c)}</th>' for c in columns)
     body = "".join(
@@ -278,7 +282,7 @@ def table_html(rows: list[dict[str, Any]], columns: list[str], title: str) -> st
     )
 
 
-def _flat(value: Any) -> str:
+def _flat(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
