@@ -17,7 +17,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from podbook.client import Client
+    from podbook.notebook.panels.base import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +29,9 @@ MAX_BACKOFF_SECONDS = 10.0  # the longest pause while the service is unreachable
 QUOTA_SHARE = 0.5  # the refresher uses at most this share of what remains in a window
 
 
-def interval_for_quota(rate_limit: Any, calls_per_tick: int, base: float, ceiling: float) -> float:
+def interval_for_quota(
+    rate_limit: object, calls_per_tick: int, base: float, ceiling: float
+) -> float:
     """The pause that keeps polling within ``QUOTA_SHARE`` of every window's remainder.
 
     ``rate_limit`` is ``client.rate_limit``: windows with a remaining count and seconds
@@ -41,7 +47,7 @@ def interval_for_quota(rate_limit: Any, calls_per_tick: int, base: float, ceilin
     return min(interval, max(ceiling, base))
 
 
-def _windows(rate_limit: Any) -> Iterable[tuple[float, float]]:
+def _windows(rate_limit: object) -> Iterable[tuple[float, float]]:
     """(remaining, seconds to reset) of each window of ``client.rate_limit``."""
     if rate_limit is None:
         return []
@@ -57,12 +63,44 @@ def _windows(rate_limit: Any) -> Iterable[tuple[float, float]]:
     return found
 
 
-def _field(obj: Any, *names: str) -> Any:
+def _field(obj: object, *names: str) -> object:
     for name in names:
         value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
         if value is not None:
             return value
     return None
+
+
+class RefreshedPanel(Protocol):
+    """What the refresher needs of a panel (:class:`~podbook.notebook.panels.base.Panel` has
+    it all). A job or health panel also has ``queue_key()`` and ``apply_queue(result)``: see
+    :mod:`podbook.notebook.endpoints.polling`."""
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """What a tick must fetch for it: ``"pods"``, ``"clusters"``."""
+        ...
+
+    @property
+    def final(self) -> bool: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def connection(self) -> str:
+        """``"ok"`` or ``"reconnecting"``."""
+        ...
+
+    def watched_pod_ids(self) -> set[str]: ...
+
+    def watched_cluster_ids(self) -> set[str]: ...
+
+    def apply_snapshot(self, snapshot: Snapshot) -> None: ...
+
+    def set_connection(self, state: str) -> None: ...
+
+    def set_refresh_error(self, message: str) -> None: ...
 
 
 class Refresher:
@@ -74,14 +112,14 @@ class Refresher:
 
     def __init__(
         self,
-        client_factory: Callable[[], Any],
+        client_factory: Callable[[], Client],
         interval: Callable[[], float],
         max_interval: Callable[[], float] = lambda: 60.0,
     ) -> None:
         self._client_factory = client_factory
         self._interval = interval
         self._max_interval = max_interval
-        self._panels: list[Any] = []
+        self._panels: list[RefreshedPanel] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -93,7 +131,7 @@ class Refresher:
     # -- public API ---------------------------------------------------------------------------
 
     @property
-    def panels(self) -> list[Any]:
+    def panels(self) -> list[RefreshedPanel]:
         """The panels currently polled (a copy)."""
         with self._lock:
             return list(self._panels)
@@ -103,7 +141,7 @@ class Refresher:
         """True while the thread is alive."""
         return self._thread is not None and self._thread.is_alive()
 
-    def register(self, panel: Any) -> None:
+    def register(self, panel: RefreshedPanel) -> None:
         """Start polling for ``panel`` (starts the thread if needed)."""
         if panel.final:
             return
@@ -148,15 +186,15 @@ class Refresher:
             if self._wake.wait(pause):
                 self._wake.clear()
 
-    def _live_panels_locked(self) -> list[Any]:
+    def _live_panels_locked(self) -> list[RefreshedPanel]:
         self._panels = [p for p in self._panels if not (p.closed or p.final)]
         return list(self._panels)
 
-    def _live_panels(self) -> list[Any]:
+    def _live_panels(self) -> list[RefreshedPanel]:
         with self._lock:
             return self._live_panels_locked()
 
-    def _tick(self, panels: list[Any]) -> float:
+    def _tick(self, panels: list[RefreshedPanel]) -> float:
         from podbook import errors
 
         base = max(float(self._interval()), 0.05)
@@ -200,11 +238,11 @@ class Refresher:
         return max(base, min(base * 2**self._failures, MAX_BACKOFF_SECONDS))
 
     @staticmethod
-    def _set_connection(panels: list[Any], state: str) -> None:
+    def _set_connection(panels: list[RefreshedPanel], state: str) -> None:
         for panel in panels:
             panel.set_connection(state)
 
-    def _fetch(self, client: Any, panels: list[Any]) -> tuple[Any, int]:
+    def _fetch(self, client: Client, panels: list[RefreshedPanel]) -> tuple[Snapshot, int]:
         from podbook import errors
         from podbook.notebook.panels.base import Snapshot
         from podbook.notebook.panels.data import pod_state, records, to_wire

@@ -15,23 +15,38 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, cast
+
+if TYPE_CHECKING:
+    from podbook.api.endpoints import ListEndpointWorkersResponse
+    from podbook.api.queue import HealthResponse
+    from podbook.client import Client
 
 log = logging.getLogger(__name__)
+
+
+class QueuePanel(Protocol):
+    """A panel the refresher reads the queue API for (a job or health panel)."""
+
+    def queue_key(self) -> tuple[str, ...] | None: ...
+
+    def apply_queue(self, result: object) -> None:
+        """Take what its key's read gave, or the exception the read raised."""
+        ...
 
 
 @dataclass(frozen=True)
 class HealthReading:
     """One tick's reads for a health panel: the ``/health`` body, the workers listing
-    (``GET /v2/serverless/{id}/workers``, or the exception its read raised) and when the
-    reads began (epoch seconds)."""
+    (``GET /v2/serverless/{id}/workers``, the exception its read raised, or None when it was
+    not read) and when the reads began (epoch seconds)."""
 
-    health: Any
-    workers: Any
+    health: HealthResponse
+    workers: ListEndpointWorkersResponse | Exception | None
     at: float
 
 
-def read_workers(client: Any, endpoint_id: str) -> Any:
+def read_workers(client: Client, endpoint_id: str) -> ListEndpointWorkersResponse | Exception:
     """The endpoint's workers listing (``GET /v2/serverless/{id}/workers``), or the exception
     its read raised (the counts of ``/health`` stand without it)."""
     try:
@@ -40,13 +55,13 @@ def read_workers(client: Any, endpoint_id: str) -> Any:
         return err
 
 
-def _health_and_workers(client: Any, endpoint_id: str) -> HealthReading:
+def _health_and_workers(client: Client, endpoint_id: str) -> HealthReading:
     at = time.time()
     health = client.endpoint(endpoint_id).health()
     return HealthReading(health, read_workers(client, endpoint_id), at)
 
 
-def _reader(client: Any, key: tuple[str, ...]) -> tuple[Callable[[], Any], int] | None:
+def _reader(client: Client, key: tuple[str, ...]) -> tuple[Callable[[], object], int] | None:
     """How to read ``key``, and how many calls that makes."""
     kind, endpoint_id, *rest = key
     endpoint = client.endpoint(endpoint_id)
@@ -59,14 +74,14 @@ def _reader(client: Any, key: tuple[str, ...]) -> tuple[Callable[[], Any], int] 
     return None
 
 
-def poll_queue_panels(client: Any, panels: Iterable[Any]) -> int:
+def poll_queue_panels(client: Client, panels: Iterable[object]) -> int:
     """Read what the queue panels need and hand it to them; returns the calls made."""
-    wanted: dict[tuple[str, ...], list[Any]] = {}
+    wanted: dict[tuple[str, ...], list[QueuePanel]] = {}
     for panel in panels:
         key_of = getattr(panel, "queue_key", None)
         key = key_of() if callable(key_of) else None
         if key:
-            wanted.setdefault(tuple(key), []).append(panel)
+            wanted.setdefault(tuple(key), []).append(cast("QueuePanel", panel))
     calls = 0
     for key, members in wanted.items():
         how = _reader(client, key)
@@ -75,7 +90,7 @@ def poll_queue_panels(client: Any, panels: Iterable[Any]) -> int:
         read, cost = how
         calls += cost
         try:
-            result: Any = read()
+            result: object = read()
         except Exception as err:  # noqa: BLE001 - handed to the panels, never raised here
             result = err
         for panel in members:
