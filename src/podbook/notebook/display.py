@@ -14,9 +14,17 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from podbook.notebook.panels.base import Panel
 
 MAX_REMEMBERED = 256
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -26,7 +34,7 @@ class StaticView:
     text: str
     html: str
 
-    def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         return {"text/plain": self.text, "text/html": self.html}
 
     def __repr__(self) -> str:
@@ -38,7 +46,7 @@ class PanelDisplay:
     """Displays a live panel through its ``display()`` (under a display id of its own, so
     the panel can update that output when it ends)."""
 
-    panel: Any
+    panel: Panel
 
     def _ipython_display_(self) -> None:
         self.panel.display()
@@ -52,11 +60,11 @@ class SkipShownResults:
     otherwise print an empty ``Out[N]:`` prompt. Every other result goes to the shell's hook.
     """
 
-    def __init__(self, inner: Any, presenter: Presenter) -> None:
+    def __init__(self, inner: DisplayHook, presenter: Presenter) -> None:
         self.inner = inner
         self.presenter = presenter
 
-    def __call__(self, result: Any = None) -> None:
+    def __call__(self, result: object = None) -> None:
         inner = self.inner
         if result is None or not self.presenter.shown_in_this_cell(result):
             inner(result)
@@ -73,10 +81,10 @@ class SkipShownResults:
 class Presenter:
     """Tracks what the running cell already displayed; see the module docstring."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: InteractiveShell | None) -> None:
         self.shell = shell
         self.cell_serial = 0
-        self._shown: OrderedDict[int, tuple[int, Any]] = OrderedDict()
+        self._shown: OrderedDict[int, tuple[int, object]] = OrderedDict()
         self._hooked: set[type] = set()
         self._displayhook: SkipShownResults | None = None
         if shell is not None:
@@ -95,7 +103,7 @@ class Presenter:
 
     def _remove_displayhook(self) -> None:
         wrapper, self._displayhook = self._displayhook, None
-        if wrapper is None:
+        if wrapper is None or self.shell is None:  # installed only on a shell
             return
         trap = self.shell.display_trap
         if trap.hook is wrapper:
@@ -115,34 +123,34 @@ class Presenter:
             formatter.pop(type_, None)
         self._hooked.clear()
 
-    def _next_cell(self, *_: Any) -> None:
+    def _next_cell(self, *_: object) -> None:
         self.cell_serial += 1
 
-    def present(self, obj: Any, view: Any) -> None:
+    def present(self, obj: object, view: object) -> None:
         """Display ``view`` now and remember that ``obj`` was shown in this cell."""
         from IPython.display import display
 
         display(view)
         self.mark_shown(obj)
 
-    def mark_shown(self, obj: Any) -> None:
+    def mark_shown(self, obj: object) -> None:
         """Remember that ``obj`` was shown in this cell (by :meth:`present`, or by a magic that
         printed it), so that returning it shows nothing more."""
         self._shown[id(obj)] = (self.cell_serial, obj)
         while len(self._shown) > MAX_REMEMBERED:
             self._shown.popitem(last=False)
 
-    def shown_in_this_cell(self, obj: Any) -> bool:
+    def shown_in_this_cell(self, obj: object) -> bool:
         """True when ``obj`` was presented during the running cell."""
         entry = self._shown.get(id(obj))
         return entry is not None and entry[1] is obj and entry[0] == self.cell_serial
 
-    def hook(self, type_: type, make_view: Callable[[Any], Any]) -> None:
+    def hook(self, type_: type[T], make_view: Callable[[T], object]) -> None:
         """Display objects of ``type_`` as ``make_view(obj)`` (skipping repeats in a cell)."""
         if self.shell is None or type_ in self._hooked:
             return
 
-        def show(obj: Any) -> None:
+        def show(obj: T) -> None:
             if self.shown_in_this_cell(obj):
                 return
             from IPython.display import display

@@ -10,12 +10,17 @@ magics keep working while attached.
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from IPython.core.interactiveshell import InteractiveShell
 
 _MARK = "__podbook_attached__"
 
 
-def _transformer(pod_id: str, kernel: str) -> Any:
+def _transformer(pod_id: str, kernel: str) -> Callable[[list[str]], list[str]]:
     header = f"%%pod exec {shlex.quote(pod_id)} --kernel {shlex.quote(kernel)} --attached\n"
 
     def to_pod(lines: list[str]) -> list[str]:
@@ -28,13 +33,13 @@ def _transformer(pod_id: str, kernel: str) -> Any:
     return to_pod
 
 
-def attach(shell: Any, pod_id: str, kernel: str) -> None:
+def attach(shell: InteractiveShell, pod_id: str, kernel: str) -> None:
     """Run the following cells of ``shell`` in ``pod_id``'s kernel (replacing an attach)."""
     detach(shell)
     shell.input_transformers_cleanup.append(_transformer(pod_id, kernel))
 
 
-def detach(shell: Any) -> str | None:
+def detach(shell: InteractiveShell) -> str | None:
     """Run cells here again; the pod that was attached, if any."""
     kept, gone = [], None
     for transform in shell.input_transformers_cleanup:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from IPython.core.error import UsageError
 
@@ -17,17 +17,27 @@ from podbook.notebook.remote.commands import (
 from podbook.notebook.remote.kernels import kernel_book
 from podbook.remote.progress import TransferSummary
 
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Mapping
 
-def _pod(session: Any, pod_id: str) -> Any:
+    from podbook.api.pods import Pod
+    from podbook.notebook.dispatch import Handler
+    from podbook.notebook.remote.transfers import SyncWatch
+    from podbook.notebook.session import NotebookSession
+    from podbook.remote import RemoteKernel
+
+
+def _pod(session: NotebookSession, pod_id: str) -> Pod:
     return session.client.pods.get(pod_id)
 
 
-def _where(pod: Any) -> str:
+def _where(pod: Pod) -> str:
     name = getattr(pod, "name", "") or ""
     return f"pod {name} ({pod.id})" if name else f"pod {pod.id}"
 
 
-def run_in_pod(session: Any, command: ExecCommand) -> None:
+def run_in_pod(session: NotebookSession, command: ExecCommand) -> None:
     """``%%pod exec POD``: the cell in the pod's kernel, its outputs shown here as they come."""
     from podbook.notebook.remote.show import show, show_marker
 
@@ -56,7 +66,7 @@ def run_in_pod(session: Any, command: ExecCommand) -> None:
         namespace.update(kernel.get(*command.outputs))
 
 
-def attach(session: Any, command: AttachCommand) -> Any:
+def attach(session: NotebookSession, command: AttachCommand) -> Attached | None:
     """``%pod attach POD`` and ``%pod detach``."""
     from podbook.notebook.remote import attach as attaching
 
@@ -93,13 +103,13 @@ class Attached:
     a cell's value it shows nothing more."""
 
     pod_id: str
-    kernel: Any
+    kernel: RemoteKernel
 
     def _ipython_display_(self) -> None:
         return None
 
 
-def run_shell(session: Any, command: ShellCommand) -> None:
+def run_shell(session: NotebookSession, command: ShellCommand) -> None:
     """``%%pod sh POD``: the cell as a shell script over the pod's direct SSH (a status other
     than 0 is an error naming it)."""
     from podbook.remote import run
@@ -108,7 +118,7 @@ def run_shell(session: Any, command: ShellCommand) -> None:
         raise UsageError("%%pod sh: the cell is empty; write the script below `%%pod sh POD_ID`")
     pod = _pod(session, command.pod_id)
 
-    def write(stream: Any) -> Any:
+    def write(stream: TextIO) -> Callable[[bytes | str], None]:
         def out(data: bytes | str) -> None:
             text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
             stream.write(text)
@@ -129,7 +139,7 @@ def run_shell(session: Any, command: ShellCommand) -> None:
         raise ServiceError(f"the script exited with status {status} in {_where(pod)}")
 
 
-def transfer(session: Any, command: TransferCommand) -> Any:
+def transfer(session: NotebookSession, command: TransferCommand) -> SyncWatch | ShownSummary:
     """``%pod push|pull|sync``: move files over SFTP, with a progress line."""
     from podbook.notebook.remote.transfers import SyncWatch, TransferView
     from podbook.remote import pull, push, sync, watch
@@ -147,7 +157,7 @@ def transfer(session: Any, command: TransferCommand) -> Any:
     book.note(pod.id, transfer={"title": title, "state": "running"})
     if command.watch:
 
-        def run(stop: Any, say: Any) -> Any:
+        def run(stop: threading.Event, say: Callable[[str], None]) -> TransferSummary:
             return watch(
                 pod,
                 command.local,
@@ -196,7 +206,7 @@ class ShownSummary(TransferSummary):
         return None
 
 
-def ssh_key_for_create(session: Any, fields: dict[str, Any]) -> None:
+def ssh_key_for_create(session: NotebookSession, fields: Mapping[str, Any]) -> None:
     """``%pod create --ssh``: make sure a key of this machine is on the account, so the pod
     accepts it (the user's ``~/.ssh/id_*``, else a podbook key made once); say so if it was
     added. ``fields``: the create request's fields, by their Python names."""
@@ -209,7 +219,7 @@ def ssh_key_for_create(session: Any, fields: dict[str, Any]) -> None:
         print(registration)
 
 
-REMOTE_HANDLERS: dict[str, Any] = {
+REMOTE_HANDLERS: dict[str, Handler] = {
     "exec": run_in_pod,
     "attach": attach,
     "detach": attach,

@@ -10,23 +10,28 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from podbook.api.pods import Pod
+    from podbook.notebook.session import NotebookSession
+    from podbook.remote import RemoteKernel
 
 
 class KernelBook:
     """The remote kernels of one notebook session, by pod id."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: NotebookSession) -> None:
         self.session = session
         self.name = f"notebook-{uuid.uuid4().hex[:12]}"
         """The name of this notebook's kernel on every pod (a Jupyter session of the server)."""
         self.attached: str | None = None
         """The pod whose kernel runs the cells (``%pod attach``), if any."""
-        self._kernels: dict[str, Any] = {}
-        self._remote: dict[str, dict[str, Any]] = {}
+        self._kernels: dict[str, RemoteKernel] = {}
+        self._remote: dict[str, dict[str, object]] = {}
         self._lock = threading.Lock()
 
-    def kernel(self, pod: Any, kernel_name: str = "python3") -> Any:
+    def kernel(self, pod: Pod, kernel_name: str = "python3") -> RemoteKernel:
         """The pod's kernel for this notebook, connected (started on first use)."""
         from podbook.remote import connect_kernel
 
@@ -48,7 +53,7 @@ class KernelBook:
         self.note(pod_id, kernel=kernel.state)
         return kernel
 
-    def note(self, pod_id: str, **changes: Any) -> None:
+    def note(self, pod_id: str, **changes: object) -> None:
         """Record what the panels of ``pod_id`` show of the work on it, and show it."""
         with self._lock:
             state = {**self._remote.get(pod_id, {}), **changes}
@@ -58,7 +63,7 @@ class KernelBook:
             if getattr(panel, "pod_id", None) == pod_id and hasattr(panel, "remote"):
                 panel.remote = dict(state)
 
-    def remote_state(self, pod_id: str) -> dict[str, Any]:
+    def remote_state(self, pod_id: str) -> dict[str, object]:
         """What a new panel of ``pod_id`` shows of the work on it."""
         with self._lock:
             return dict(self._remote.get(pod_id, {}))
@@ -71,7 +76,7 @@ class KernelBook:
             kernel.close()
 
 
-def kernel_book(session: Any) -> KernelBook:
+def kernel_book(session: NotebookSession) -> KernelBook:
     """The session's :class:`KernelBook`, made on first use."""
     book = getattr(session, "_remote_kernels", None)
     if book is None:
@@ -79,7 +84,7 @@ def kernel_book(session: Any) -> KernelBook:
     return book
 
 
-def close_kernels(session: Any) -> None:
+def close_kernels(session: NotebookSession) -> None:
     """Close the session's kernel connections (``%unload_ext podbook``)."""
     book = getattr(session, "_remote_kernels", None)
     if book is not None:

@@ -10,12 +10,17 @@ thread of its own until it is pressed.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from html import escape
-from typing import Any
+from typing import TypeAlias
 
 from IPython.display import display
 
 from podbook.remote.progress import Progress, TransferSummary
+
+WatchRun: TypeAlias = "Callable[[threading.Event, Callable[[str], None]], TransferSummary]"
+"""What :class:`SyncWatch` runs on its thread: ``run(stop, say)`` syncs until ``stop`` is set,
+saying each step with ``say(line)``, and returns the totals."""
 
 _STYLE = "font-family:var(--jp-code-font-family,monospace);font-size:90%"
 
@@ -54,7 +59,7 @@ class TransferView:
 class SyncWatch:
     """``%pod sync --watch``: syncs on a thread until :meth:`stop` (or its Stop button)."""
 
-    def __init__(self, title: str, run: Any) -> None:
+    def __init__(self, title: str, run: WatchRun) -> None:
         import ipywidgets as widgets
 
         self.stopped = threading.Event()
@@ -72,7 +77,7 @@ class SyncWatch:
     def _say(self, text: str) -> None:
         self.status.value = f"<b>{escape(self.title)}</b>: {escape(text)}"
 
-    def _run(self, run: Any) -> None:
+    def _run(self, run: WatchRun) -> None:
         try:
             self.summary = run(self.stopped, self._say)
             self._say(f"stopped; in all {self.summary}")
