@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from podbook.notebook.display import StaticView
 from podbook.notebook.panels.data import to_wire
 from podbook.notebook.panels.snapshot import BOX_STYLE, table_html, table_text
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from podbook.api.account import SshKeys
+    from podbook.api.catalog import Template
+    from podbook.notebook.panels.data import JsonDict
 
 
 class TemplateRows(list):
@@ -30,7 +37,7 @@ class DelegationRows(list):
     """``%registry delegations``: the account's ECR delegations as a table."""
 
 
-def _template_row(template: dict[str, Any]) -> dict[str, Any]:
+def _template_row(template: JsonDict) -> dict[str, object]:
     return {
         "id": template.get("id"),
         "name": template.get("name"),
@@ -43,7 +50,7 @@ def _template_row(template: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _volume_row(volume: dict[str, Any]) -> dict[str, Any]:
+def _volume_row(volume: JsonDict) -> dict[str, object]:
     return {
         "id": volume.get("id"),
         "name": volume.get("name"),
@@ -53,11 +60,11 @@ def _volume_row(volume: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _registry_row(registry: dict[str, Any]) -> dict[str, Any]:
+def _registry_row(registry: JsonDict) -> dict[str, object]:
     return {"id": registry.get("id"), "name": registry.get("name")}
 
 
-def _table(title: str, rows: list[dict[str, Any]], empty: str) -> StaticView:
+def _table(title: str, rows: Sequence[Mapping[str, object]], empty: str) -> StaticView:
     columns = list(rows[0]) if rows else ["id"]
     if not rows:
         return StaticView(
@@ -69,7 +76,7 @@ def _table(title: str, rows: list[dict[str, Any]], empty: str) -> StaticView:
     return StaticView(f"{title}\n{table_text(rows, columns)}", html)
 
 
-def _record(title: str, fields: dict[str, Any]) -> StaticView:
+def _record(title: str, fields: Mapping[str, object]) -> StaticView:
     return _table(title, [fields], "")
 
 
@@ -80,7 +87,7 @@ def template_list_view(rows: TemplateRows) -> StaticView:
     return _table(f"{title} ({len(flat)})", flat, "none yet: %template create --name N --image I")
 
 
-def template_view(template: Any) -> StaticView:
+def template_view(template: Template) -> StaticView:
     """One template."""
     record = to_wire(template)
     fields = {
@@ -93,20 +100,24 @@ def template_view(template: Any) -> StaticView:
     return _record(f"Template {record.get('id')}", fields)
 
 
-def _list_view(title: str, row: Callable[[dict[str, Any]], dict[str, Any]], hint: str) -> Any:
+def _list_view(
+    title: str, row: Callable[[JsonDict], dict[str, object]], hint: str
+) -> Callable[[Sequence[BaseModel]], StaticView]:
     """A view of a list of records as a table titled ``title (N)``."""
 
-    def view(rows: list[Any]) -> StaticView:
+    def view(rows: Sequence[BaseModel]) -> StaticView:
         flat = [row(to_wire(r)) for r in rows]
         return _table(f"{title} ({len(flat)})", flat, hint)
 
     return view
 
 
-def _one_view(title: str, row: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+def _one_view(
+    title: str, row: Callable[[JsonDict], dict[str, object]]
+) -> Callable[[BaseModel], StaticView]:
     """A view of one record titled ``title ID``."""
 
-    def view(obj: Any) -> StaticView:
+    def view(obj: BaseModel) -> StaticView:
         record = to_wire(obj)
         return _record(f"{title} {record.get('id')}", row(record))
 
@@ -127,7 +138,7 @@ registry_view = _one_view("Registry credential", _registry_row)
 """One registry credential."""
 
 
-def _delegation_row(delegation: dict[str, Any]) -> dict[str, Any]:
+def _delegation_row(delegation: JsonDict) -> dict[str, object]:
     return {
         "id": delegation.get("id"),
         "name": delegation.get("name"),
@@ -147,7 +158,7 @@ delegation_view = _one_view("ECR delegation", _delegation_row)
 """One ECR delegation."""
 
 
-def sshkeys_view(keys: Any) -> StaticView:
+def sshkeys_view(keys: SshKeys) -> StaticView:
     """The account's SSH keys, numbered as ``%sshkey remove N`` expects."""
     lines = list(to_wire(keys).get("keys") or [])
     rows = [

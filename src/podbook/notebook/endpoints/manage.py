@@ -22,8 +22,19 @@ from podbook.notebook.request import request_model
 from podbook.notebook.values import COMMA_LIST, ENV, POSITIVE_INT, value_type
 
 if TYPE_CHECKING:
-    from podbook.api.endpoints import CreateEndpointRequest, Endpoint, UpdateEndpointRequest
+    from collections.abc import Sequence
+
+    from pydantic import BaseModel
+
+    from podbook.api.endpoints import (
+        CreateEndpointRequest,
+        Endpoint,
+        ListEndpointReleasesResponse,
+        ListEndpointWorkersResponse,
+        UpdateEndpointRequest,
+    )
     from podbook.notebook.dispatch import Handler
+    from podbook.notebook.panels.data import JsonDict
     from podbook.notebook.session import NotebookSession
 
 
@@ -90,9 +101,9 @@ class EndpointList(list):
 class EndpointDetails:
     """The result of ``%endpoint show``: the endpoint, its workers and its releases."""
 
-    endpoint: Any
-    workers: Any
-    releases: Any
+    endpoint: Endpoint
+    workers: ListEndpointWorkersResponse
+    releases: ListEndpointReleasesResponse
 
     @property
     def id(self) -> str:
@@ -241,18 +252,18 @@ def build_subcommands() -> dict[str, parsing.Subcommand]:
 # ---------------------------------------------------------------------------- views
 
 
-def _wire(value: Any) -> dict[str, Any]:
+def _wire(value: BaseModel) -> JsonDict:
     from podbook.notebook.panels.data import to_wire
 
     return to_wire(value)
 
 
-def _workers_text(workers: dict[str, Any]) -> str:
+def _workers_text(workers: JsonDict) -> str:
     parts = [f"{k}={workers[k]}" for k in ("min", "max", "idleTimeout") if k in workers]
     return " ".join(parts) or "-"
 
 
-def _endpoint_row(endpoint: Any) -> dict[str, Any]:
+def _endpoint_row(endpoint: Endpoint) -> dict[str, object]:
     record = _wire(endpoint)
     return {
         "id": record.get("id"),
@@ -265,10 +276,10 @@ def _endpoint_row(endpoint: Any) -> dict[str, Any]:
     }
 
 
-def _fields(endpoint: Any) -> list[tuple[str, Any]]:
+def _fields(endpoint: Endpoint) -> list[tuple[str, object]]:
     record = _wire(endpoint)
     env = mask_env(record.get("env")) or {}
-    pairs: list[tuple[str, Any]] = [
+    pairs: list[tuple[str, object]] = [
         ("id", record.get("id")),
         ("name", record.get("name")),
         ("version", record.get("version")),
@@ -294,7 +305,7 @@ def _box(title: str, inner: str) -> str:
     )
 
 
-def endpoint_view(endpoint: Any) -> StaticView:
+def endpoint_view(endpoint: Endpoint) -> StaticView:
     """One endpoint as a field list."""
     pairs = _fields(endpoint)
     text = "\n".join(f"{label}: {value}" for label, value in pairs)
@@ -307,7 +318,7 @@ def endpoint_view(endpoint: Any) -> StaticView:
     return StaticView(f"{title}\n{text}", _box(title, f"<table>{rows}</table>"))
 
 
-def endpoint_list_view(endpoints: list[Any]) -> StaticView:
+def endpoint_list_view(endpoints: Sequence[Endpoint]) -> StaticView:
     """A table of endpoints."""
     from podbook.notebook.panels.snapshot import table_html, table_text
 
@@ -317,7 +328,7 @@ def endpoint_list_view(endpoints: list[Any]) -> StaticView:
     return StaticView(f"{title}\n{table_text(rows, columns)}", table_html(rows, columns, title))
 
 
-def _diff_text(diff: list[dict[str, Any]]) -> str:
+def _diff_text(diff: list[JsonDict]) -> str:
     return "; ".join(f"{d.get('field')}: {d.get('old')!r} → {d.get('new')!r}" for d in diff)
 
 
