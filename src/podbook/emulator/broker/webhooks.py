@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from podbook.emulator.broker.limits import WEBHOOK_EXTRA_TRIES
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("podbook.emulator.broker")
 
@@ -42,6 +43,8 @@ class WebhookSender:
         task.add_done_callback(self._tasks.discard)
 
     async def _deliver(self, url: str, body: dict[str, Any]) -> None:
+        import httpx  # on first use: the emulator starts without it
+
         if self._client is None:
             self._client = httpx.AsyncClient(
                 timeout=attempt_timeout(self.retry_seconds),

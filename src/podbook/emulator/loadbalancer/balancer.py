@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-
-import httpx
+from typing import TYPE_CHECKING
 
 from podbook.emulator.loadbalancer.health import PROBE_TIMEOUT_SECONDS, probe
 from podbook.emulator.loadbalancer.pool import UNHEALTHY, LbWorker, WorkerPool
 from podbook.emulator.loadbalancer.settings import LoadBalancerSettings
 from podbook.emulator.tasks import cancel_and_wait
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("podbook.emulator.loadbalancer")
 
@@ -30,12 +32,14 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 _CLIENT_DEFAULT_HEADERS = ("accept", "accept-encoding", "user-agent")
 
 
-def _bare_client(timeout: httpx.Timeout) -> httpx.AsyncClient:
+def _bare_client(timeout: float | None, connect: float | None = None) -> httpx.AsyncClient:
     """A client that adds no header of its own to what is forwarded (httpx would add
     ``Accept-Encoding``, and a worker would then compress for a caller that never asked),
     and reads no proxy setting from the environment (workers are on loopback)."""
+    import httpx  # on first use: the emulator starts without it
+
     client = httpx.AsyncClient(
-        timeout=timeout,
+        timeout=httpx.Timeout(timeout, connect=connect if connect is not None else timeout),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
         trust_env=False,
     )
@@ -60,12 +64,12 @@ class LoadBalancer:
     def proxy_client(self) -> httpx.AsyncClient:
         """The client that forwards requests (no read timeout: streams may run long)."""
         if self._proxy is None:
-            self._proxy = _bare_client(httpx.Timeout(None, connect=CONNECT_TIMEOUT_SECONDS))
+            self._proxy = _bare_client(None, connect=CONNECT_TIMEOUT_SECONDS)
         return self._proxy
 
     def _health_client(self) -> httpx.AsyncClient:
         if self._health is None:
-            self._health = _bare_client(httpx.Timeout(PROBE_TIMEOUT_SECONDS))
+            self._health = _bare_client(PROBE_TIMEOUT_SECONDS)
         return self._health
 
     def _ensure_poller(self) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from podbook.emulator.loadbalancer.pool import HEALTHY, INITIALIZING, UNHEALTHY, LbWorker
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("podbook.emulator.loadbalancer")
 
@@ -39,6 +41,8 @@ def state_of(status: int) -> str:
 
 async def probe(client: httpx.AsyncClient, worker: LbWorker, timeout: float) -> Probe:
     """Poll ``worker``'s health route once."""
+    import httpx  # on first use: the emulator starts without it
+
     what = f"GET {worker.health_path}"
     try:
         response = await client.get(worker.health_url, timeout=timeout)

@@ -36,7 +36,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psutil
 
 from podbook.emulator.podruntime.box import AsyncBoxProcess
@@ -307,6 +306,8 @@ class PodJupyterServer:
         deadline = time.monotonic() + timeout
         # The login page: what the user meets, and (unlike /api/status, 403) no warning line.
         login = f"{self.url}login"
+        import httpx  # on first use: the emulator starts without it
+
         async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
             while True:
                 if self.process.returncode is not None:

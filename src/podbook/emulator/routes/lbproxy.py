@@ -20,9 +20,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from starlette.requests import Request
 
 from podbook.emulator.broker.errors import QueueRefusal
@@ -31,6 +30,9 @@ from podbook.emulator.loadbalancer.balancer import LoadBalancer, NoWorkerReady
 from podbook.emulator.loadbalancer.pool import LbWorker
 from podbook.emulator.routes.errors import queue_error, use_format
 from podbook.emulator.routes.queue import queue_caller, queue_service
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("podbook.emulator.loadbalancer")
 
@@ -176,9 +178,6 @@ class Lease:
             self.balancer.release(self.worker)
 
 
-_UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
-
-
 def _failure(
     endpoint_id: str, worker: LbWorker, exc: BaseException, timeout: float
 ) -> QueueRefusal:
@@ -217,6 +216,8 @@ class LoadBalancerProxy:
         self, scope: Scope, receive: Receive, queue: EndpointQueue, balancer: LoadBalancer
     ) -> tuple[httpx.Response, Lease]:
         """Send the request to a worker; its answer's head (the body still to read)."""
+        import httpx  # on first use: the emulator starts without it
+
         endpoint_id = queue.endpoint_id
         body = RequestBody(receive) if _has_body(scope) else None
         headers = forwarded_request_headers(scope)
@@ -239,7 +240,7 @@ class LoadBalancerProxy:
                 upstream = await asyncio.wait_for(client.send(outgoing, stream=True), timeout)
             except (httpx.HTTPError, asyncio.TimeoutError, ClientGone) as exc:
                 lease.end()
-                if not isinstance(exc, _UNREACHABLE):
+                if not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
                     raise _failure(endpoint_id, worker, exc, timeout) from None
                 reason = f"could not connect ({type(exc).__name__})"
                 balancer.unreachable(balancer.pool(queue.key), worker, reason)
