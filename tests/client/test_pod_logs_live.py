@@ -19,11 +19,13 @@ GPU = "NVIDIA GeForce RTX 4090"
 
 
 class CuttingProxy:
-    """A loopback TCP proxy that drops each connection after ``cut_after`` bytes downstream."""
+    """A loopback TCP proxy that drops each connection after ``cut_after`` bytes downstream
+    (None: never), and holds the first connection's answer back ``hold_first`` seconds."""
 
-    def __init__(self, upstream_port: int, cut_after: int) -> None:
+    def __init__(self, upstream_port: int, cut_after: int | None, hold_first: float = 0.0) -> None:
         self.upstream_port = upstream_port
         self.cut_after = cut_after
+        self.hold_first = hold_first
         self.connections = 0
         self.cuts = 0
         self._server = socket.create_server(("127.0.0.1", 0))
@@ -44,17 +46,22 @@ class CuttingProxy:
             self.connections += 1
             up = socket.create_connection(("127.0.0.1", self.upstream_port))
             threading.Thread(target=self._pipe, args=(down, up, None), daemon=True).start()
+            hold = self.hold_first if self.connections == 1 else 0.0
             threading.Thread(
-                target=self._pipe, args=(up, down, self.cut_after), daemon=True
+                target=self._pipe, args=(up, down, self.cut_after, hold), daemon=True
             ).start()
 
-    def _pipe(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+    def _pipe(
+        self, src: socket.socket, dst: socket.socket, limit: int | None, hold: float = 0.0
+    ) -> None:
         sent = 0
         try:
             while True:
                 data = src.recv(4096)
                 if not data:
                     break
+                if hold and not sent:
+                    time.sleep(hold)  # a slow first answer
                 if limit is not None and sent + len(data) >= limit:
                     dst.sendall(data[: limit - sent])
                     self.cuts += 1
@@ -102,6 +109,20 @@ def test_lines_are_typed_and_backfill_ends(lclient: Client) -> None:
     system = list(lclient.pods.logs(pod.id, source="system", tail=5000))
     assert system and {line.source for line in system} == {"system"}
     assert len(list(lclient.pods.logs(pod, tail=3))) >= 3
+
+
+def test_a_backfill_waits_for_a_slow_first_answer(lclient: Client, logemu: Any) -> None:
+    pod = running_pod(lclient)
+    time.sleep(0.3)
+    proxy = CuttingProxy(int(logemu.url.rsplit(":", 1)[1]), cut_after=None, hold_first=1.0)
+    try:
+        with Client(api_key=logemu.api_key, url=proxy.url) as slow:
+            # idle bounds the gaps between lines, not the wait for the server's first answer
+            lines = list(slow.pods.logs(pod, tail=5000, idle=0.3))
+    finally:
+        proxy.close()
+    assert lines and lines[0].line.startswith(f"pod {pod.id} scheduled")
+    assert proxy.connections == 2  # the first answer came too late: asked once more
 
 
 def test_follow_sees_new_lines_and_ends_when_the_pod_is_terminated(lclient: Client) -> None:

@@ -10,7 +10,8 @@ row :class:`~podbook.errors.ConnectionFailed` is raised.
 
 ``follow=True`` follows new lines until the stream ends (the pod was terminated) or the
 iterator is closed. ``follow=False`` returns the backfill: it ends after ``tail`` lines,
-once no event arrived for ``idle`` seconds, or before the first line stamped more than
+once no event arrived for ``idle`` seconds after the answer (a slow first answer is waited
+for again, as a dropped connection is), or before the first line stamped more than
 :data:`SNAPSHOT_SLACK` seconds after the first answer arrived (a line the server wrote while it
 picked the backfill still belongs to it).
 """
@@ -172,10 +173,12 @@ class LogFollower:
         dropped or went quiet), or None when the stream is over (a backfill that went idle once
         answered); raises ``error`` when it cannot go on."""
         cause = error.__cause__
-        if isinstance(cause, httpx.TimeoutException) and not self.follow:
-            if answered and isinstance(cause, httpx.ReadTimeout):
-                return None
+        if isinstance(cause, httpx.TimeoutException) and not self.follow and answered:
+            if isinstance(cause, httpx.ReadTimeout):
+                return None  # no event for ``idle`` seconds: the backfill is over
             raise error
+        # Before the answer, a timeout only says the server is slow (``idle`` bounds the
+        # gaps between events, not the wait for the first answer): tried again, as a drop.
         if not isinstance(cause, (httpx.TimeoutException, *_DROPPED)):
             raise error
         delay = self.retry_delay(progressed)
