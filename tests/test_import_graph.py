@@ -11,6 +11,7 @@ __version__``) is no edge: Python has run that package before the module anyway.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,9 +66,14 @@ def imported(name: str, path: Path, modules: dict[str, Path], lazy: bool) -> set
 
 def import_graph(lazy: bool = True) -> dict[str, set[str]]:
     """The import graph of podbook: module → the podbook modules it imports (``lazy``: also
-    the imports inside functions)."""
+    the imports inside functions). Built once per run (a copy each time)."""
+    return {name: set(targets) for name, targets in _import_graph(lazy).items()}
+
+
+@functools.cache
+def _import_graph(lazy: bool) -> dict[str, frozenset[str]]:
     modules = module_names()
-    return {name: imported(name, path, modules, lazy) for name, path in modules.items()}
+    return {name: frozenset(imported(name, path, modules, lazy)) for name, path in modules.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
