@@ -276,40 +276,38 @@ SLOW = (
     "tests/notebook/test_hostile_args.py",
     "tests/test_no_secrets.py",  # every notebook in a kernel
     "tests/test_notebooks.py",
-    "tests/runtime/test_pod_jupyter_emulator.py",  # a JupyterLab per pod
-    "tests/runtime/test_jupyter_server.py",
     "tests/emulator/test_broker_performance.py",  # a thousand round trips, 10,000 stored jobs
     "tests/test_operations_table.py",  # every magic against an emulator of its own
     "tests/worker/test_runpod_sdk_js.py",  # the official JS SDK under node
     "tests/contract/test_prism_contract.py",  # 620 calls through two Prism mocks under node
+    # real pods, workers and kernels for seconds each: the edit loop leaves them to make test
+    "tests/guard/",  # the idle guard inside running pods
+    "tests/runtime/",  # pod processes, sandboxes, SSH and Jupyter servers
+    "tests/scaling/",  # autoscaled endpoints: cold starts, idle timeouts, FlashBoot
+    "tests/remote/",  # kernels and file transfer on running pods
+    "tests/worker/test_lb_worker.py",
+    "tests/worker/test_runner_live.py",
+    "tests/worker/test_broker_gone.py",
+    "tests/worker/test_push_path.py",
+    "tests/worker/test_runpod_sdk.py",
+    "tests/worker/test_openai_workers.py",
+    "tests/emulator/test_loadbalancer_passthrough.py",
+    "tests/emulator/test_broker_workers.py",
+    "tests/notebook/test_guard_magics.py",
+    "tests/notebook/test_on_exit.py",
+    "tests/emulator/test_loadbalancer_pool.py",
+    "tests/emulator/test_security.py",
+    "tests/emulator/test_cli.py",
 )
 """Test paths marked ``slow``: ``make test`` runs them, ``make test-fast`` does not."""
 
 SLOW_TESTS = (
     # restarts, crashes, signals and lost messages: seconds each (their modules stay in test-fast)
     "tests/emulator/test_cross_account_probe.py::test_account_b_never_sees_or_changes_account_a",
-    "tests/worker/test_runpod_sdk.py::test_a_stop_the_sdk_lost_is_sent_again_after_its_ping",
-    "tests/emulator/test_loadbalancer_pool.py::test_workers_come_back_after_an_emulator_restart",
-    "tests/runtime/test_runtime_pods.py::test_no_process_survives_stop_or_terminate",
     "tests/emulator/test_persistence.py::test_everything_survives_a_restart",
     "tests/emulator/test_broker_persistence.py::"
     "test_restored_jobs_of_a_handler_endpoint_run_without_a_new_submission",
     "tests/client/test_pod_logs_live.py::test_follow_rides_out_an_emulator_restart",
-    "tests/emulator/test_broker_workers.py::test_declared_handler_endpoint_restarts_after_a_crash",
-    "tests/worker/test_push_path.py::"
-    "test_a_worker_killed_mid_job_on_its_socket_times_out_and_the_retry_runs_it",
-    "tests/worker/test_push_path.py::"
-    "test_a_job_running_while_the_emulator_restarts_ends_once_with_its_result",
-    "tests/worker/test_runner_live.py::test_a_worker_rides_out_an_emulator_restart",
-    "tests/worker/test_runner_live.py::test_refresh_worker_starts_a_fresh_process",
-    "tests/worker/test_runner_live.py::test_sigterm_as_a_refresh_happens_stops_the_worker",
-    "tests/worker/test_runner_live.py::test_sigterm_lets_the_running_job_finish_then_exits",
-    "tests/worker/test_runner_live.py::test_sigterm_gives_up_on_a_stuck_job_after_the_grace_period",
-    "tests/worker/test_runner_live.py::test_cancel_interrupts_an_async_handler",
-    "tests/worker/test_runpod_sdk.py::test_cancelled_async_job",
-    "tests/emulator/test_loadbalancer_pool.py::"
-    "test_vanished_worker_is_removed_and_its_requests_go_elsewhere",
-    "tests/emulator/test_loadbalancer_pool.py::test_sigterm_leaves_the_pool_before_exiting",
 )
 """Single tests marked ``slow`` (node ids without parameters), in modules test-fast runs."""
 
