@@ -6,7 +6,7 @@ Heavy parts are imported lazily so that ``%load_ext podbook`` stays fast.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __version__ = "0.1.0"
@@ -29,6 +29,16 @@ def _lazy_getattr(namespace: dict[str, Any], homes: Mapping[str, str]) -> Callab
         return value
 
     return __getattr__
+
+
+def _lazy_dir(namespace: dict[str, Any], public: Iterable[str]) -> Callable[[], list[str]]:
+    """The module ``__dir__`` of such a package: what it holds and its ``public`` names (those
+    not imported yet included), each once."""
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *public})
+
+    return __dir__
 
 
 __getattr__ = _lazy_getattr(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from podbook import _lazy_getattr
+from podbook import _lazy_dir, _lazy_getattr
 
 if TYPE_CHECKING:
     from podbook.client._async import AsyncClient
@@ -52,7 +52,4 @@ _HOMES = {
 
 
 __getattr__ = _lazy_getattr(globals(), _HOMES)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__dir__ = _lazy_dir(globals(), __all__)

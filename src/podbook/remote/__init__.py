@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from podbook import _lazy_getattr
+from podbook import _lazy_dir, _lazy_getattr
 
 if TYPE_CHECKING:
     from podbook.remote._kernel_vars import CHUNK_BYTES, MAX_TRANSFER_BYTES
@@ -112,7 +112,4 @@ __all__ = [
 
 
 __getattr__ = _lazy_getattr(globals(), _HOMES)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__dir__ = _lazy_dir(globals(), __all__)

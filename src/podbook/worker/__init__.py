@@ -14,7 +14,7 @@ API reference shows them); the runner, its configuration and the protocol are in
 
 from __future__ import annotations
 
-from podbook import _lazy_getattr
+from podbook import _lazy_dir, _lazy_getattr
 
 __all__ = [
     "Chunk",
@@ -34,7 +34,4 @@ _HOMES = {
 
 
 __getattr__ = _lazy_getattr(globals(), _HOMES)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__dir__ = _lazy_dir(globals(), __all__)
