@@ -173,7 +173,7 @@ def test_create_wait_returns_once_the_services_answer(gip: InteractiveShell, cli
 
 def test_the_panel_feed_tells_starting_then_ready(client: Any) -> None:
     from podbook.notebook.panels.data import pod_state
-    from podbook.notebook.panels.readyfeed import ReadyFeed
+    from podbook.notebook.pods.readyfeed import ReadyFeed
 
     pod = client.pods.create(
         name="ready-feed",

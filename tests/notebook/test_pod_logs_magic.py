@@ -81,7 +81,7 @@ def custom_messages(comms: Any) -> list[dict[str, Any]]:
 
 
 def test_logs_tab_follows_new_lines_while_open(comms: Any, emulator: Any) -> None:
-    from podbook.notebook.panels import PodPanel
+    from podbook.notebook.pods.panel import PodPanel
 
     pod = running_pod(emulator)
     client = Client(api_key=emulator.api_key, url=emulator.url)

@@ -13,7 +13,7 @@ from nbhelpers import magics_of, run_cell, wait_until
 
 from podbook.notebook.billing.podspend import SpendLedger, pod_spend, spend_text
 from podbook.notebook.panels.data import pod_state
-from podbook.notebook.panels.spendfeed import FEED, MIN_SECONDS
+from podbook.notebook.pods.spendfeed import FEED, MIN_SECONDS
 
 RTX4090 = "NVIDIA GeForce RTX 4090"
 

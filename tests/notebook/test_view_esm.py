@@ -17,10 +17,10 @@ from podbook.notebook.chat.panel import ChatPanel
 from podbook.notebook.endpoints.health import HealthPanel
 from podbook.notebook.endpoints.panel import JobPanel
 from podbook.notebook.panels.assets import VIEWS_DIR, view_asset
-from podbook.notebook.panels.cluster import ClusterPanel
 from podbook.notebook.panels.esm import COMMON, build_esm, live_view_esm
-from podbook.notebook.panels.pod import PodPanel
-from podbook.notebook.panels.podlist import PodListPanel
+from podbook.notebook.pods.cluster import ClusterPanel
+from podbook.notebook.pods.panel import PodPanel
+from podbook.notebook.pods.podlist import PodListPanel
 
 PANELS = {
     "pod.js": PodPanel,

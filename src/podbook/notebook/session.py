@@ -65,7 +65,9 @@ class NotebookSession:
 
         if local:  # what the first magic's answer needs, imported while the emulator boots
             import podbook.client._sync  # noqa: F401
-            import podbook.notebook.panels  # noqa: F401
+            import podbook.notebook.pods.cluster  # noqa: F401
+            import podbook.notebook.pods.panel  # noqa: F401
+            import podbook.notebook.pods.podlist  # noqa: F401
 
         self.shell = shell
         self.presenter = Presenter(shell)

@@ -3,7 +3,7 @@
 Without ``--follow`` the magic prints the pod's recent lines and returns them (a
 :class:`PodLogLines`, a list of :class:`~podbook.api.logs.LogLine`). With ``--follow`` it
 shows the pod's live panel opened on its Logs tab, which follows new lines on a background
-thread (:mod:`podbook.notebook.panels.podlogs`) while the tab is open, and returns the pod.
+thread (:mod:`podbook.notebook.pods.logfollow`) while the tab is open, and returns the pod.
 Without a kernel's front end (terminal IPython) or with panels off, ``--follow`` prints new
 lines until the pod is terminated or the user interrupts (Ctrl-C).
 """

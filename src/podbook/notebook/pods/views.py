@@ -13,7 +13,9 @@ from podbook.notebook.display import StaticView
 if TYPE_CHECKING:
     from podbook.api.clusters import Cluster
     from podbook.api.pods import Pod
-    from podbook.notebook.panels import ClusterPanel, PodListPanel, PodPanel
+    from podbook.notebook.pods.cluster import ClusterPanel
+    from podbook.notebook.pods.panel import PodPanel
+    from podbook.notebook.pods.podlist import PodListPanel
     from podbook.notebook.session import NotebookSession
 
 
@@ -45,7 +47,7 @@ class SshCommands:
 
 def pod_panel(session: NotebookSession, pod: Pod) -> PodPanel:
     """A live :class:`PodPanel` for ``pod``, registered with the refresher."""
-    from podbook.notebook.panels import PodPanel
+    from podbook.notebook.pods.panel import PodPanel
 
     panel = PodPanel(pod, client=session.get_client, on_change=session.refresher.wake)
     book = getattr(session, "_remote_kernels", None)  # %%pod exec, %pod push... ran here
@@ -57,7 +59,7 @@ def pod_panel(session: NotebookSession, pod: Pod) -> PodPanel:
 
 def pod_list_panel(session: NotebookSession, pods: PodList) -> PodListPanel:
     """A live :class:`PodListPanel`."""
-    from podbook.notebook.panels import PodListPanel
+    from podbook.notebook.pods.podlist import PodListPanel
 
     panel = PodListPanel(pods, include_cluster_pods=pods.include_cluster_pods)
     session.refresher.register(panel)
@@ -66,8 +68,8 @@ def pod_list_panel(session: NotebookSession, pods: PodList) -> PodListPanel:
 
 def cluster_panel(session: NotebookSession, cluster: Cluster) -> ClusterPanel:
     """A live :class:`ClusterPanel`, with the cluster's members."""
-    from podbook.notebook.panels import ClusterPanel
     from podbook.notebook.panels.data import records
+    from podbook.notebook.pods.cluster import ClusterPanel
 
     members = records(session.client.clusters.pods(cluster.id), "pods")
     panel = ClusterPanel(cluster, members)
@@ -83,8 +85,8 @@ def pod_static(session: NotebookSession, pod: Pod) -> StaticView:
     its guard's last report."""
     from podbook.notebook.billing.podspend import static_spend
     from podbook.notebook.panels.data import pod_state
-    from podbook.notebook.panels.guardwatch import static_guard
-    from podbook.notebook.panels.snapshot import pod_html, pod_text
+    from podbook.notebook.pods.guardwatch import static_guard
+    from podbook.notebook.pods.static import pod_html, pod_text
 
     state = pod_state(pod)
     spend = static_spend(session.client, state)
@@ -97,7 +99,7 @@ def pod_static(session: NotebookSession, pod: Pod) -> StaticView:
 def pod_list_static(pods: PodList) -> StaticView:
     """The static form of a list of pods (no widget)."""
     from podbook.notebook.panels.data import pod_state
-    from podbook.notebook.panels.snapshot import pod_list_html, pod_list_text
+    from podbook.notebook.pods.static import pod_list_html, pod_list_text
 
     states = [pod_state(p) for p in pods]
     return StaticView(pod_list_text(states), pod_list_html(states))
@@ -106,7 +108,7 @@ def pod_list_static(pods: PodList) -> StaticView:
 def cluster_static(cluster: Cluster) -> StaticView:
     """The static form of a cluster record (no widget, members not fetched)."""
     from podbook.notebook.panels.data import to_wire
-    from podbook.notebook.panels.snapshot import cluster_html, cluster_text
+    from podbook.notebook.pods.static import cluster_html, cluster_text
 
     record = to_wire(cluster)
     return StaticView(cluster_text(record, []), cluster_html(record, []))

@@ -10,7 +10,7 @@ import traitlets
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot
 from podbook.notebook.panels.data import pod_state, terminated, to_wire
-from podbook.notebook.panels.snapshot import cluster_html, cluster_text
+from podbook.notebook.pods.static import cluster_html, cluster_text
 
 
 class ClusterPanel(Panel):

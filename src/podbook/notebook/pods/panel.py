@@ -10,11 +10,11 @@ import traitlets
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
 from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
-from podbook.notebook.panels.guardwatch import PanelGuard
-from podbook.notebook.panels.podlogs import LogFollower
-from podbook.notebook.panels.readyfeed import FEED as READY
-from podbook.notebook.panels.snapshot import pod_html, pod_text
-from podbook.notebook.panels.spendfeed import FEED
+from podbook.notebook.pods.guardwatch import PanelGuard
+from podbook.notebook.pods.logfollow import LogFollower
+from podbook.notebook.pods.readyfeed import FEED as READY
+from podbook.notebook.pods.spendfeed import FEED
+from podbook.notebook.pods.static import pod_html, pod_text
 
 ACTIONS = ("start", "stop", "restart", "terminate")
 

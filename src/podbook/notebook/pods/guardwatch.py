@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from podbook.guard.state import READ_TAIL, parse_line
-from podbook.notebook.panels.podlogs import StreamReader
+from podbook.notebook.pods.logfollow import StreamReader
 
 Take = Callable[[dict[str, Any]], None]
 

@@ -11,8 +11,8 @@ import traitlets
 from podbook.notebook.panels.assets import view_asset
 from podbook.notebook.panels.base import Panel, Snapshot
 from podbook.notebook.panels.data import pod_state
-from podbook.notebook.panels.podcosts import list_rows, list_summary
-from podbook.notebook.panels.snapshot import pod_list_html, pod_list_text
+from podbook.notebook.pods.podcosts import list_rows, list_summary
+from podbook.notebook.pods.static import pod_list_html, pod_list_text
 
 
 class PodListPanel(Panel):
