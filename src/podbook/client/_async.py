@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from podbook.client._core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
-from podbook.client.config import SecretLike, Settings, resolve_settings
+from podbook.client._core import Call
+from podbook.client._face import ClientFace
 from podbook.client.resources import (
     AsyncAccount,
     AsyncCatalog,
@@ -29,7 +29,7 @@ __all__ = ["AsyncClient"]
 T = TypeVar("T")
 
 
-class AsyncClient(ClientFace):
+class AsyncClient(ClientFace[httpx.AsyncClient, httpx.AsyncBaseTransport]):
     """The async twin of :class:`~podbook.client.Client`: same resources, awaitable methods.
 
     Configuration is resolved when it is built (which may start the local emulator, a
@@ -37,36 +37,9 @@ class AsyncClient(ClientFace):
     client.aclose()``.
     """
 
-    def __init__(
-        self,
-        *,
-        api_key: str | SecretLike | None = None,
-        url: str | None = None,
-        rest_url: str | None = None,
-        queue_url: str | None = None,
-        v1_url: str | None = None,
-        local: bool | None = None,
-        settings: Settings | None = None,
-        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        if settings is None:
-            settings = resolve_settings(
-                api_key=api_key,
-                url=url,
-                rest_url=rest_url,
-                queue_url=queue_url,
-                v1_url=v1_url,
-                local=local,
-            )
-        self._core = ClientCore(settings, retry or RetryPolicy())
-        self._http = httpx.AsyncClient(
-            headers=self._core.default_headers(),
-            timeout=timeout,
-            transport=transport,
-            follow_redirects=False,
-        )
+    _http_class = httpx.AsyncClient
+
+    def _open_resources(self) -> None:
         self.pods = AsyncPods(self)
         self.billing = AsyncBilling(self)
         self.clusters = AsyncClusters(self)
@@ -84,8 +57,7 @@ class AsyncClient(ClientFace):
     async def _send(
         self, call: Call[Any], on_retry: Callable[[], None] | None, *, stream: bool
     ) -> httpx.Response:
-        """The final answer to ``call`` (any status), tried again as its retry policy allows:
-        this face's one send loop (:class:`~podbook.client._core.Attempts` decides)."""
+        """The async twin of :meth:`Client._send <podbook.client.Client._send>`."""
         tries = self._core.attempts(self._http, call)
         while True:
             try:
@@ -109,14 +81,8 @@ class AsyncClient(ClientFace):
     async def stream(
         self, call: Call[Any], *, on_retry: Callable[[], None] | None = None
     ) -> AsyncIterator[httpx.Response]:
-        """Send ``call`` as :meth:`request` does (same retries, ``Retry-After``, errors) and
-        yield its answer open, its body not read yet (httpx's ``send(..., stream=True)``):
-        ``async with client.stream(call) as response: ...``. The response is closed on leaving.
-
-        An error status raises its typed :class:`~podbook.errors.APIError` before anything
-        is yielded; a transport error while the body is read raises
-        :class:`~podbook.errors.ConnectionFailed` (caused by it). ``on_retry`` is called
-        after each pause, just before the call is sent again.
+        """:meth:`Client.stream <podbook.client.Client.stream>` of the async face (same
+        retries, errors and ``on_retry``): ``async with client.stream(call) as response: ...``.
         """
         response = await self._send(call, on_retry, stream=True)
         try:

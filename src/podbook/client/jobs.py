@@ -85,9 +85,12 @@ class JobWatch:
     def next_hold(self) -> int | None:
         """Milliseconds the next status read may be held open: the service's default
         ``wait`` (90 s, the JS SDK's cap too) at most, never past the deadline; None when less
-        than the shortest ``wait`` (1 s) is left, and the next read is a plain poll."""
+        than the shortest ``wait`` (1 s) is left, or when ``on_progress`` is to see every change:
+        the next read is then a plain poll."""
         from podbook.api.queue import WAIT_DEFAULT_MS, WAIT_MIN_MS
 
+        if self.on_progress is not None:  # every change is to be seen: plain polls
+            return None
         if self._deadline is None:
             return WAIT_DEFAULT_MS
         remaining_ms = int((self._deadline - self._clock()) * 1000)
@@ -199,6 +202,20 @@ class _JobBase(Generic[E]):
             return None
         return record
 
+    def _start_wait(
+        self,
+        timeout: float | None,
+        on_progress: Callable[[JobRecord], Any] | None,
+        poll_interval: float,
+    ) -> tuple[JobWatch, JobRecord | None]:
+        """The watch of one wait, and the final record kept when it is still the job's latest
+        word (the wait is then over: ``on_progress`` has seen it)."""
+        watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
+        final = self._final_record()
+        if final is not None:
+            watch.observe(final)
+        return watch, final
+
     @property
     def last_status(self) -> str:
         """The latest status seen, without asking the service (``"unknown"`` before any)."""
@@ -266,13 +283,11 @@ class Job(_JobBase["EndpointClient"]):
         seconds apart at most). ``timeout`` (seconds, None = no limit) raises
         :class:`~podbook.errors.WaitTimeout`; the job keeps running.
         """
-        watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
-        final = self._final_record()
+        watch, final = self._start_wait(timeout, on_progress, poll_interval)
         if final is not None:
-            watch.observe(final)
             return final
         while True:
-            hold = None if on_progress is not None else watch.next_hold()
+            hold = watch.next_hold()
             if watch.observe(self.status(wait=hold)):
                 return self.record  # type: ignore[return-value]
             if hold is None:
@@ -324,13 +339,11 @@ class AsyncJob(_JobBase["AsyncEndpointClient"]):
         poll_interval: float = MAX_POLL_INTERVAL,
     ) -> JobRecord:
         """Wait until the job has ended; see :meth:`Job.wait`."""
-        watch = JobWatch(self.label, timeout, on_progress, max_interval=poll_interval)
-        final = self._final_record()
+        watch, final = self._start_wait(timeout, on_progress, poll_interval)
         if final is not None:
-            watch.observe(final)
             return final
         while True:
-            hold = None if on_progress is not None else watch.next_hold()
+            hold = watch.next_hold()
             if watch.observe(await self.status(wait=hold)):
                 return self.record  # type: ignore[return-value]
             if hold is None:
