@@ -124,14 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         "public ones); none: the process runtime; auto (default, or $PODBOOK_SANDBOX): bwrap "
         "where it works, else the process runtime (see docs/local-runtime.md)",
     )
-    emu.add_argument(
+    _repeatable(
+        emu,
         "--share-ro",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="FOLDER",
-        help="with the sandbox: show this host folder read-only at its own path in every pod "
+        "FOLDER",
+        "with the sandbox: show this host folder read-only at its own path in every pod "
         "(repeatable; the process runtime sees the host anyway)",
+        type=Path,
     )
     emu.add_argument(
         "--max-running-pods",
@@ -140,20 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="at most N pods run at once (default 16; not with --runtime none)",
     )
-    emu.add_argument(
+    _repeatable(
+        emu,
         "--rate-limit",
-        action="append",
-        default=[],
-        metavar="WINDOW=N",
-        help="requests per window per account (minute, hour, day); repeatable",
+        "WINDOW=N",
+        "requests per window per account (minute, hour, day); repeatable",
     )
     queue = emu.add_argument_group("queue broker")
-    queue.add_argument(
+    _repeatable(
+        queue,
         "--endpoint",
-        action="append",
-        default=[],
-        metavar="NAME[=handler.py[:fn]]",
-        help="declare a queue endpoint; with a handler the emulator runs podbook workers for it",
+        "NAME[=handler.py[:fn]]",
+        "declare a queue endpoint; with a handler the emulator runs podbook workers for it",
     )
     queue.add_argument(
         "--worker-poll-seconds",
@@ -176,12 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FACTOR",
         help="multiply TTL, retention, executionTimeout and webhook retry delays (tests)",
     )
-    queue.add_argument(
+    _repeatable(
+        queue,
         "--queue-rate-limit",
-        action="append",
-        default=[],
-        metavar="OP=RATE[/CONCURRENT]",
-        help="per-endpoint limit of a queue operation per 10 s (e.g. run=1000/200)",
+        "OP=RATE[/CONCURRENT]",
+        "per-endpoint limit of a queue operation per 10 s (e.g. run=1000/200)",
     )
     balancing = emu.add_argument_group("load-balancing endpoints")
     balancing.add_argument(
@@ -211,6 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_worker_commands(commands)
     add_live_check_command(commands)
     return parser
+
+
+def _repeatable(group: Any, flag: str, metavar: str, help: str, **options: Any) -> None:
+    """A flag that may be given again and again: its values collect in a list (empty when it
+    is not given)."""
+    group.add_argument(flag, action="append", default=[], metavar=metavar, help=help, **options)
 
 
 def add_live_check_command(commands: Any) -> None:

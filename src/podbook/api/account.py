@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, SecretStr, field_serializer
+from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from .base import Omittable, RequestModel, ResponseModel
-from .types import VolumeType
+from .types import VolumeType, WireSecret
 
 __all__ = [
     "SshKeys",
@@ -62,11 +62,7 @@ class CreateRegistryRequest(RequestModel):
 
     name: str = Field(min_length=1)
     username: str = Field(min_length=1)
-    password: SecretStr = Field(min_length=1)
-
-    @field_serializer("password", when_used="always")
-    def _reveal_for_wire(self, value: SecretStr) -> str:
-        return value.get_secret_value()
+    password: WireSecret
 
 
 class ListRegistriesResponse(ResponseModel):

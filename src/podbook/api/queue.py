@@ -21,10 +21,11 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, ConfigDict, Field, SecretStr, WithJsonSchema, field_serializer
+from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from .base import Omittable, RequestModel, ResponseModel
+from .types import WireSecret
 from .validation import RequestRejected, validate_request
 
 __all__ = [
@@ -263,13 +264,9 @@ class S3Config(RequestModel):
     """
 
     access_id: str = Field(min_length=1)
-    access_secret: SecretStr = Field(min_length=1)
+    access_secret: WireSecret
     bucket_name: str = Field(min_length=1)
     endpoint_url: str = Field(min_length=1)
-
-    @field_serializer("access_secret", when_used="always")
-    def _reveal_for_wire(self, value: SecretStr) -> str:
-        return value.get_secret_value()
 
 
 _URL_TEXT = re.compile(r"[\x21-\x7e]+")

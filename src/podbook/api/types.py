@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field, PlainSerializer, SecretStr
 from pydantic_core import PydanticCustomError
 
 PodStatus = Literal["PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED"]
@@ -125,6 +125,13 @@ MinCudaVersion = Annotated[str, AfterValidator(_check_min_cuda_version)]
 
 PowerOfTwo = Annotated[int, AfterValidator(_check_power_of_two)]
 """A positive power of two."""
+
+WireSecret = Annotated[
+    SecretStr,
+    Field(min_length=1),
+    PlainSerializer(SecretStr.get_secret_value, return_type=str, when_used="always"),
+]
+"""A non-empty secret (a password, an access secret): hidden from ``repr``, sent as it is."""
 
 
 def cuda_key(version: str) -> tuple[int, int]:

@@ -410,6 +410,7 @@ class ClientCore:
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Attempts:
     """The tries of one call, without I/O: the request of each, and after each outcome
     whether (and how long) to wait before the next. The one send loop of each face::
@@ -428,21 +429,12 @@ class Attempts:
             sleep(delay)
     """
 
-    __slots__ = ("attempt", "call", "core", "http", "policy", "waited")
-
-    def __init__(
-        self,
-        core: ClientCore,
-        http: httpx.Client | httpx.AsyncClient,
-        call: Call[Any],
-        policy: RetryPolicy,
-    ) -> None:
-        self.core = core
-        self.http = http
-        self.call = call
-        self.policy = policy
-        self.attempt = 0
-        self.waited = 0.0
+    core: ClientCore
+    http: httpx.Client | httpx.AsyncClient
+    call: Call[Any]
+    policy: RetryPolicy
+    attempt: int = field(default=0, init=False)
+    waited: float = field(default=0.0, init=False)
 
     def request(self) -> httpx.Request:
         """The request of the next try."""

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from itertools import islice
 from typing import Any
 
@@ -162,6 +162,7 @@ def sweep(client: Any) -> tuple[str, list[str]]:
     return f"terminated {len(names)} leftover pod{plural}: {', '.join(names)}", names
 
 
+@dataclass(eq=False, repr=False)
 class SpendRun:
     """One create → RUNNING → SSH → logs → stop → start → terminate cycle, with its cleanup.
 
@@ -169,27 +170,22 @@ class SpendRun:
     always runs :meth:`cleanup`. Afterwards ``meter`` holds the money the pod cost.
     """
 
-    def __init__(
-        self,
-        client: Any,
-        reporter: Reporter,
-        options: LiveOptions,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.client = client
-        self.reporter = reporter
-        self.options = options
-        self.clock = clock
-        self.sleep = sleep
-        self.name = NAME_PREFIX + secrets.token_hex(4)
-        self.meter = CostMeter(clock)
-        self.candidates: list[CpuChoice] = []
-        self.choice: CpuChoice | None = None
-        self.pod_id: str | None = None
-        self.gone = False
-        self.deadline = 0.0
+    client: Any
+    reporter: Reporter
+    options: LiveOptions
+    _: KW_ONLY
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    name: str = field(init=False, default_factory=lambda: NAME_PREFIX + secrets.token_hex(4))
+    meter: CostMeter = field(init=False)
+    candidates: list[CpuChoice] = field(init=False, default_factory=list)
+    choice: CpuChoice | None = field(init=False, default=None)
+    pod_id: str | None = field(init=False, default=None)
+    gone: bool = field(init=False, default=False)
+    deadline: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        self.meter = CostMeter(self.clock)
 
     # -- the run --------------------------------------------------------------------------------
 
