@@ -5,9 +5,10 @@ REST v2/v1 by resource (``pods``, ``podlogs``, ``clusters``, ``catalog``, ``acco
 (``queue``: client operations, ``openai``: the OpenAI-compatible route); the worker protocol
 (``worker``: HTTP, ``worker_push``: the push socket); load-balancing endpoints
 (``loadbalancer``, ``lbproxy``); ``meta`` (``/healthz``, the queue's OpenAPI document).
-Shared plumbing: ``rest`` (authenticated REST routes), ``errors`` (the app's exception
-handlers), ``convertors``, ``jsonresp``. The domain (broker, load balancer, pod runtime,
-billing) lives in the packages beside this one and imports no Starlette.
+Shared plumbing: ``rest`` (authenticated REST routes), ``table`` (a REST module's routes,
+declared at their handlers), ``errors`` (the app's exception handlers), ``convertors``,
+``jsonresp``. The domain (broker, load balancer, pod runtime, billing) lives in the packages
+beside this one and imports no Starlette.
 """
 
 from __future__ import annotations
@@ -48,15 +49,15 @@ def build_routes() -> list[BaseRoute]:
         *queue.routes(),
         *worker_push.routes(),
         *worker.routes(),
-        *serverless.routes(),
+        *serverless.table.routes(),
         *openai.routes(),
         *loadbalancer.routes(),
-        *pods.routes(),
-        *podlogs.routes(),
-        *clusters.routes(),
-        *catalog.routes(),
-        *account.routes(),
-        *templates.routes(),
-        *volumes.routes(),
-        *billing.routes(),
+        *pods.table.routes(),
+        *podlogs.table.routes(),
+        *clusters.table.routes(),
+        *catalog.table.routes(),
+        *account.table.routes(),
+        *templates.table.routes(),
+        *volumes.table.routes(),
+        *billing.table.routes(),
     ]

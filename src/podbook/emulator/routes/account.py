@@ -10,23 +10,28 @@ import secrets
 from datetime import datetime, timezone
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.account import CreateRegistryRequest, UpdateSshKeysRequest
 from podbook.api.delegations import CreateDelegationRequest, parse_ecr_arn
 from podbook.emulator.problems import not_found
 from podbook.emulator.registries import drop_from_templates, refuse_delete_in_use
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.validation import validate
 
+table = RouteTable()
+"""The account and registry routes (delegations before ``/v2/registries/{id}``)."""
 
+
+@table.get("/v2/account/ssh-keys")
 async def get_ssh_keys(req: ApiRequest) -> Response:
     """``GET /v2/account/ssh-keys``."""
     account = req.store.ensure_account(req.account_id)
     return json_response({"keys": list(account.get("sshKeys", []))})
 
 
+@table.put("/v2/account/ssh-keys")
 async def put_ssh_keys(req: ApiRequest) -> Response:
     """``PUT /v2/account/ssh-keys``: complete replacement of the key list."""
     body = await req.json()
@@ -36,60 +41,17 @@ async def put_ssh_keys(req: ApiRequest) -> Response:
     return json_response({"keys": list(body["keys"])})
 
 
-def _registry_view(record: dict) -> dict:
-    return {"id": record["id"], "name": record["name"]}
-
-
-async def list_registries(req: ApiRequest) -> Response:
-    """``GET /v2/registries``."""
-    return json_response(
-        {"registries": [_registry_view(r) for r in req.store.registries.all_of(req.account_id)]}
-    )
-
-
-async def get_registry(req: ApiRequest) -> Response:
-    """``GET /v2/registries/{id}``."""
-    record = req.store.registries.get(req.account_id, req.param("id"))
-    if record is None:
-        raise not_found("registry credential", req.param("id"))
-    return json_response(_registry_view(record))
-
-
-async def create_registry(req: ApiRequest) -> Response:
-    """``POST /v2/registries``: name plus write-only username/password."""
-    body = await req.json()
-    validate(CreateRegistryRequest, body)
-    registry_id = "reg_" + secrets.token_hex(6)
-    record = {
-        "id": registry_id,
-        "name": body["name"],
-        "username": body["username"],
-        "password": body["password"],
-    }
-    req.store.registries.put(req.account_id, record)
-    return json_response(_registry_view(record), status=201)
-
-
-async def delete_registry(req: ApiRequest) -> Response:
-    """``DELETE /v2/registries/{id}`` and ``DELETE /v1/containerregistryauth/{id}``: 204."""
-    registry_id = req.param("id")
-    if req.store.registries.get(req.account_id, registry_id) is None:
-        raise not_found("registry credential", registry_id)
-    refuse_delete_in_use(req.store, req.account_id, registry_id)
-    req.store.registries.delete(req.account_id, registry_id)
-    drop_from_templates(req.store, req.account_id, registry_id)
-    return Response(status_code=204)
-
-
 _DELEGATIONS = "ecrDelegations"
 
 
+@table.get("/v2/registries/delegations")
 async def list_delegations(req: ApiRequest) -> Response:
     """``GET /v2/registries/delegations``."""
     account = req.store.ensure_account(req.account_id)
     return json_response({"delegations": list(account.get(_DELEGATIONS, []))})
 
 
+@table.post("/v2/registries/delegations")
 async def create_delegation(req: ApiRequest) -> Response:
     """``POST /v2/registries/delegations``: 201 with the delegation read from the ARN."""
     body = await req.json()
@@ -113,6 +75,7 @@ async def create_delegation(req: ApiRequest) -> Response:
     return json_response(record, status=201)
 
 
+@table.delete("/v2/registries/delegations/{id}")
 async def revoke_delegation(req: ApiRequest) -> Response:
     """``DELETE /v2/registries/delegations/{id}``: 204, or 404 for an unknown id."""
     delegation_id = req.param("id")
@@ -125,17 +88,53 @@ async def revoke_delegation(req: ApiRequest) -> Response:
     return Response(status_code=204)
 
 
-def routes() -> list[BaseRoute]:
-    """The account and registry routes (delegations before ``/v2/registries/{id}``)."""
-    return [
-        api_route("/v2/account/ssh-keys", get_ssh_keys, ["GET"]),
-        api_route("/v2/account/ssh-keys", put_ssh_keys, ["PUT"]),
-        api_route("/v2/registries/delegations", list_delegations, ["GET"]),
-        api_route("/v2/registries/delegations", create_delegation, ["POST"]),
-        api_route("/v2/registries/delegations/{id}", revoke_delegation, ["DELETE"]),
-        api_route("/v2/registries", list_registries, ["GET"]),
-        api_route("/v2/registries", create_registry, ["POST"]),
-        api_route("/v2/registries/{id}", get_registry, ["GET"]),
-        api_route("/v2/registries/{id}", delete_registry, ["DELETE"]),
-        api_route("/v1/containerregistryauth/{id}", delete_registry, ["DELETE"]),
-    ]
+def _registry_view(record: dict) -> dict:
+    return {"id": record["id"], "name": record["name"]}
+
+
+@table.get("/v2/registries")
+async def list_registries(req: ApiRequest) -> Response:
+    """``GET /v2/registries``."""
+    return json_response(
+        {"registries": [_registry_view(r) for r in req.store.registries.all_of(req.account_id)]}
+    )
+
+
+@table.post("/v2/registries")
+async def create_registry(req: ApiRequest) -> Response:
+    """``POST /v2/registries``: name plus write-only username/password."""
+    body = await req.json()
+    validate(CreateRegistryRequest, body)
+    registry_id = "reg_" + secrets.token_hex(6)
+    record = {
+        "id": registry_id,
+        "name": body["name"],
+        "username": body["username"],
+        "password": body["password"],
+    }
+    req.store.registries.put(req.account_id, record)
+    return json_response(_registry_view(record), status=201)
+
+
+@table.get("/v2/registries/{id}")
+async def get_registry(req: ApiRequest) -> Response:
+    """``GET /v2/registries/{id}``."""
+    record = req.store.registries.get(req.account_id, req.param("id"))
+    if record is None:
+        raise not_found("registry credential", req.param("id"))
+    return json_response(_registry_view(record))
+
+
+@table.delete("/v2/registries/{id}")
+async def delete_registry(req: ApiRequest) -> Response:
+    """``DELETE /v2/registries/{id}`` and ``DELETE /v1/containerregistryauth/{id}``: 204."""
+    registry_id = req.param("id")
+    if req.store.registries.get(req.account_id, registry_id) is None:
+        raise not_found("registry credential", registry_id)
+    refuse_delete_in_use(req.store, req.account_id, registry_id)
+    req.store.registries.delete(req.account_id, registry_id)
+    drop_from_templates(req.store, req.account_id, registry_id)
+    return Response(status_code=204)
+
+
+table.add("/v1/containerregistryauth/{id}", delete_registry, "DELETE")  # REST v1's name

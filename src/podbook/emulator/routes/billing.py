@@ -10,12 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.emulator.billing import compute
 from podbook.emulator.billing.window import Window, iso, resolve
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
+
+table = RouteTable()
+"""The billing routes."""
 
 _FILTERS = {
     "pods": "podId",
@@ -46,6 +49,7 @@ def _setup(req: ApiRequest) -> tuple[Window, list[compute.Usage]]:
     return window, compute.usages(req.store, req.account_id, now, queue)
 
 
+@table.get("/v2/billing")
 async def list_billing(req: ApiRequest) -> Response:
     """``GET /v2/billing``: every bucket, every component."""
     window, items = _setup(req)
@@ -85,12 +89,5 @@ def kind_route(kind: str) -> Any:
     return handler
 
 
-def routes() -> list[BaseRoute]:
-    """The billing routes."""
-    return [
-        api_route("/v2/billing", list_billing, ["GET"]),
-        *(
-            api_route(f"/v2/billing/{kind}", kind_route(kind), ["GET"])
-            for kind in compute.KIND_COMPONENTS
-        ),
-    ]
+for _kind in compute.KIND_COMPONENTS:
+    table.add(f"/v2/billing/{_kind}", kind_route(_kind), "GET")

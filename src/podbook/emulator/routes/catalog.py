@@ -14,14 +14,17 @@ import re
 from typing import Any, get_args
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.types import Compliance, DataCenterRegion, VolumeType
 from podbook.emulator import catalog_data
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.templates import public_templates
+
+table = RouteTable()
+"""The catalog routes."""
 
 _CUDA = re.compile(r"^\d+\.\d+$")
 _MIN_CUDA = re.compile(r"^\d{1,4}(\.\d{1,4})?$")
@@ -127,11 +130,13 @@ def _cpu_query(req: ApiRequest) -> dict[str, Any]:
     }
 
 
+@table.get("/v2/catalog/gpus")
 async def list_gpus(req: ApiRequest) -> Response:
     """``GET /v2/catalog/gpus``."""
     return json_response({"gpus": catalog_data.list_gpu_types(**_gpu_query(req))})
 
 
+@table.get("/v2/catalog/gpus/{id}")
 async def get_gpu(req: ApiRequest) -> Response:
     """``GET /v2/catalog/gpus/{id}``."""
     entry = catalog_data.get_gpu_type(req.param("id"), **_gpu_query(req))
@@ -140,11 +145,13 @@ async def get_gpu(req: ApiRequest) -> Response:
     return json_response(entry)
 
 
+@table.get("/v2/catalog/cpus")
 async def list_cpus(req: ApiRequest) -> Response:
     """``GET /v2/catalog/cpus``."""
     return json_response({"cpus": catalog_data.list_cpu_types(**_cpu_query(req))})
 
 
+@table.get("/v2/catalog/cpus/{id}")
 async def get_cpu(req: ApiRequest) -> Response:
     """``GET /v2/catalog/cpus/{id}``."""
     query = _cpu_query(req)
@@ -159,6 +166,7 @@ def _dc_include(req: ApiRequest) -> list[str]:
     return _enum_list(req, "include", ("GPU_AVAILABILITY", "CPU_AVAILABILITY"))
 
 
+@table.get("/v2/catalog/datacenters")
 async def list_datacenters(req: ApiRequest) -> Response:
     """``GET /v2/catalog/datacenters`` with the reference's filters."""
     global_network = None
@@ -174,6 +182,7 @@ async def list_datacenters(req: ApiRequest) -> Response:
     return json_response({"dataCenters": centers})
 
 
+@table.get("/v2/catalog/datacenters/{id}")
 async def get_datacenter(req: ApiRequest) -> Response:
     """``GET /v2/catalog/datacenters/{id}``."""
     entry = catalog_data.get_data_center(req.param("id"), include=_dc_include(req))
@@ -185,6 +194,7 @@ async def get_datacenter(req: ApiRequest) -> Response:
 _TEMPLATE_SOURCES = ("official", "verified", "community")
 
 
+@table.get("/v2/catalog/templates")
 async def list_public_templates(req: ApiRequest) -> Response:
     """``GET /v2/catalog/templates[?source=official|verified|community]``: the emulator's
     public templates are all official, so the other slices are empty."""
@@ -194,16 +204,3 @@ async def list_public_templates(req: ApiRequest) -> Response:
             "source", f"has unknown value {source!r}; use {', '.join(_TEMPLATE_SOURCES)}"
         )
     return json_response({"templates": public_templates() if source == "official" else []})
-
-
-def routes() -> list[BaseRoute]:
-    """The catalog routes."""
-    return [
-        api_route("/v2/catalog/gpus", list_gpus, ["GET"]),
-        api_route("/v2/catalog/gpus/{id}", get_gpu, ["GET"]),
-        api_route("/v2/catalog/cpus", list_cpus, ["GET"]),
-        api_route("/v2/catalog/cpus/{id}", get_cpu, ["GET"]),
-        api_route("/v2/catalog/datacenters", list_datacenters, ["GET"]),
-        api_route("/v2/catalog/datacenters/{id}", get_datacenter, ["GET"]),
-        api_route("/v2/catalog/templates", list_public_templates, ["GET"]),
-    ]

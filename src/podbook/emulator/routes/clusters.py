@@ -6,7 +6,6 @@ import secrets
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.base import to_wire
 from podbook.api.clusters import CreateClusterRequest, UpdateClusterRequest
@@ -16,8 +15,12 @@ from podbook.emulator.podruntime.capacity import check_capacity, free_loopback_i
 from podbook.emulator.pods import iso, new_id, new_pod_record
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.validation import validate
+
+table = RouteTable()
+"""The cluster routes."""
 
 
 def _members(req: ApiRequest, cluster: dict[str, Any]) -> list[dict[str, Any]]:
@@ -37,6 +40,15 @@ def _view(req: ApiRequest, cluster: dict[str, Any]) -> dict[str, Any]:
     return render_cluster(cluster, _members(req, cluster), req.emulator.clock())
 
 
+@table.get("/v2/clusters")
+async def list_clusters(req: ApiRequest) -> Response:
+    """``GET /v2/clusters`` → ``{"clusters": [...]}``."""
+    return json_response(
+        {"clusters": [_view(req, c) for c in req.store.clusters.all_of(req.account_id)]}
+    )
+
+
+@table.post("/v2/clusters")
 async def create_cluster(req: ApiRequest) -> Response:
     """``POST /v2/clusters`` → 201 with the cluster; its members start provisioning."""
 
@@ -97,18 +109,13 @@ async def create_cluster(req: ApiRequest) -> Response:
     return json_response(_view(req, cluster), status=201)
 
 
-async def list_clusters(req: ApiRequest) -> Response:
-    """``GET /v2/clusters`` → ``{"clusters": [...]}``."""
-    return json_response(
-        {"clusters": [_view(req, c) for c in req.store.clusters.all_of(req.account_id)]}
-    )
-
-
+@table.get("/v2/clusters/{id}")
 async def get_cluster(req: ApiRequest) -> Response:
     """``GET /v2/clusters/{id}``."""
     return json_response(_view(req, _cluster_or_404(req)))
 
 
+@table.patch("/v2/clusters/{id}")
 async def update_cluster(req: ApiRequest) -> Response:
     """``PATCH /v2/clusters/{id}``: rename."""
 
@@ -121,6 +128,7 @@ async def update_cluster(req: ApiRequest) -> Response:
     return json_response(_view(req, updated))
 
 
+@table.delete("/v2/clusters/{id}")
 async def delete_cluster(req: ApiRequest) -> Response:
     """``DELETE /v2/clusters/{id}`` → 204; its member pods are terminated with it."""
     cluster = _cluster_or_404(req)
@@ -133,6 +141,7 @@ async def delete_cluster(req: ApiRequest) -> Response:
     return Response(status_code=204)
 
 
+@table.get("/v2/clusters/{id}/pods")
 async def cluster_pods(req: ApiRequest) -> Response:
     """``GET /v2/clusters/{id}/pods`` → ``{"pods": [...]}`` (full member pods, by rank)."""
     cluster = _cluster_or_404(req)
@@ -140,15 +149,3 @@ async def cluster_pods(req: ApiRequest) -> Response:
     return json_response(
         {"pods": [req.emulator.views.render(p, now) for p in _members(req, cluster)]}
     )
-
-
-def routes() -> list[BaseRoute]:
-    """The cluster routes."""
-    return [
-        api_route("/v2/clusters", list_clusters, ["GET"]),
-        api_route("/v2/clusters", create_cluster, ["POST"]),
-        api_route("/v2/clusters/{id}", get_cluster, ["GET"]),
-        api_route("/v2/clusters/{id}", update_cluster, ["PATCH"]),
-        api_route("/v2/clusters/{id}", delete_cluster, ["DELETE"]),
-        api_route("/v2/clusters/{id}/pods", cluster_pods, ["GET"]),
-    ]

@@ -19,13 +19,16 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
 from starlette.responses import StreamingResponse
-from starlette.routing import BaseRoute
 
 from podbook.api.logs import LOG_SOURCES, TAIL_DEFAULT, TAIL_MAX, parse_event_id, parse_rfc3339
 from podbook.emulator.context import Emulator
 from podbook.emulator.podlogs import PodLogBook, StoredLine, iter_pages, log_book
 from podbook.emulator.problems import Problem, not_found
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
+
+table = RouteTable()
+"""The pod log route."""
 
 POLL_SECONDS = 0.1
 KEEPALIVE_SECONDS = 15.0
@@ -163,6 +166,7 @@ def _stream(emulator: Emulator, account_id: str, pod_id: str, q: LogQuery) -> As
     return event_stream(lines, seq, live, lambda after: iter_pages(book, pod_id, after, q.source))
 
 
+@table.get("/v2/pods/{id}/logs")
 async def pod_logs(req: ApiRequest) -> StreamingResponse:
     """``GET /v2/pods/{id}/logs`` → ``text/event-stream``."""
     pod_id = req.param("id")
@@ -176,8 +180,3 @@ async def pod_logs(req: ApiRequest) -> StreamingResponse:
         media_type="text/event-stream",
         headers=SSE_HEADERS,
     )
-
-
-def routes() -> list[BaseRoute]:
-    """The pod log route."""
-    return [api_route("/v2/pods/{id}/logs", pod_logs, ["GET"])]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.base import to_wire
 from podbook.api.pods import CreatePodRequest, PodActionRequest, UpdatePodRequest
@@ -23,10 +22,14 @@ from podbook.emulator.pods import (
 )
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.templates import apply_template, find_template
 from podbook.emulator.validation import check_process_size, validate
 from podbook.emulator.volumes import place_with_volume
+
+table = RouteTable()
+"""The pod routes."""
 
 
 def place(spec: dict[str, Any]) -> Placement:
@@ -91,6 +94,20 @@ def _pod_or_404(req: ApiRequest) -> dict[str, Any]:
     return record
 
 
+@table.get("/v2/pods")
+async def list_pods(req: ApiRequest) -> Response:
+    """``GET /v2/pods[?includeClusterPods=true]`` → ``{"pods": [...]}``."""
+    include_members = req.query_flag("includeClusterPods")
+    now = req.emulator.clock()
+    pods = [
+        req.emulator.views.render(record, now)
+        for record in req.store.pods.all_of(req.account_id)
+        if include_members or "cluster" not in record
+    ]
+    return json_response({"pods": pods})
+
+
+@table.post("/v2/pods")
 async def create_pod(req: ApiRequest) -> Response:
     """``POST /v2/pods`` → 201 with a PROVISIONING pod."""
     spec = resolve_create_spec(req, await req.json())
@@ -115,24 +132,14 @@ async def create_pod(req: ApiRequest) -> Response:
     return json_response(req.emulator.views.render(record, now, creating=True), status=201)
 
 
-async def list_pods(req: ApiRequest) -> Response:
-    """``GET /v2/pods[?includeClusterPods=true]`` → ``{"pods": [...]}``."""
-    include_members = req.query_flag("includeClusterPods")
-    now = req.emulator.clock()
-    pods = [
-        req.emulator.views.render(record, now)
-        for record in req.store.pods.all_of(req.account_id)
-        if include_members or "cluster" not in record
-    ]
-    return json_response({"pods": pods})
-
-
+@table.get("/v2/pods/{id}")
 async def get_pod(req: ApiRequest) -> Response:
     """``GET /v2/pods/{id}``."""
     record = _pod_or_404(req)
     return json_response(req.emulator.views.render(record, req.emulator.clock()))
 
 
+@table.patch("/v2/pods/{id}")
 async def update_pod(req: ApiRequest) -> Response:
     """``PATCH /v2/pods/{id}``: merge patch; mount rules; create-time flags refused."""
     _pod_or_404(req)
@@ -192,6 +199,21 @@ def _merge_mounts(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, A
     return merged
 
 
+@table.delete("/v2/pods/{id}")
+async def delete_pod(req: ApiRequest) -> Response:
+    """``DELETE /v2/pods/{id}`` → 204; the pod is gone (404, absent from lists)."""
+    return _terminate(req, _pod_or_404(req))
+
+
+def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
+    ensure_not_member(record, "deleted")
+    log_book(req.emulator).note_action(record, "terminate", req.emulator.clock())
+    req.store.pods.delete(req.account_id, record["id"])
+    req.emulator.views.forget(record["id"])
+    return Response(status_code=204)
+
+
+@table.post("/v2/pods/{id}/action")
 async def pod_action(req: ApiRequest) -> Response:
     """``POST /v2/pods/{id}/action``: 200 with the pod, or 204 for terminate; 409 if not allowed."""
     _pod_or_404(req)
@@ -211,28 +233,3 @@ async def pod_action(req: ApiRequest) -> Response:
     apply_action(updated, action, now, req.emulator.settings)
     req.store.pods.put(req.account_id, updated)
     return json_response(req.emulator.views.render(updated, now))
-
-
-async def delete_pod(req: ApiRequest) -> Response:
-    """``DELETE /v2/pods/{id}`` → 204; the pod is gone (404, absent from lists)."""
-    return _terminate(req, _pod_or_404(req))
-
-
-def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
-    ensure_not_member(record, "deleted")
-    log_book(req.emulator).note_action(record, "terminate", req.emulator.clock())
-    req.store.pods.delete(req.account_id, record["id"])
-    req.emulator.views.forget(record["id"])
-    return Response(status_code=204)
-
-
-def routes() -> list[BaseRoute]:
-    """The pod routes."""
-    return [
-        api_route("/v2/pods", list_pods, ["GET"]),
-        api_route("/v2/pods", create_pod, ["POST"]),
-        api_route("/v2/pods/{id}", get_pod, ["GET"]),
-        api_route("/v2/pods/{id}", update_pod, ["PATCH"]),
-        api_route("/v2/pods/{id}", delete_pod, ["DELETE"]),
-        api_route("/v2/pods/{id}/action", pod_action, ["POST"]),
-    ]

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.endpoints import (
     HANDLER_CODE_ENV,
@@ -47,10 +46,14 @@ from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.pods import check_registry
 from podbook.emulator.routes.queue import queue_service
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.routes.workerlogs import worker_logs
 from podbook.emulator.templates import apply_endpoint_template, find_template
 from podbook.emulator.validation import validate
+
+table = RouteTable()
+"""The ``/v2/serverless`` routes (mounted with the REST prefixes, before the queue)."""
 
 
 def _endpoint(req: ApiRequest) -> EndpointQueue:
@@ -70,6 +73,7 @@ def _public(req: ApiRequest, record: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+@table.get("/v2/serverless")
 async def list_endpoints(req: ApiRequest) -> Response:
     """``GET /v2/serverless``."""
     broker = queue_service(req.request).broker
@@ -77,6 +81,7 @@ async def list_endpoints(req: ApiRequest) -> Response:
     return json_response({"endpoints": [_public(req, r) for r in records]})
 
 
+@table.post("/v2/serverless")
 async def create_endpoint(req: ApiRequest) -> Response:
     """``POST /v2/serverless``: 201 with the endpoint."""
     body = await req.json()
@@ -117,6 +122,7 @@ def _with_template(req: ApiRequest, body: dict[str, Any], *, create: bool) -> di
     return apply_endpoint_template(template, body, create=create)
 
 
+@table.get("/v2/serverless/{id}")
 async def get_endpoint(req: ApiRequest) -> Response:
     """``GET /v2/serverless/{id}``."""
     return json_response(_public(req, _endpoint(req).record))
@@ -137,6 +143,7 @@ def _update_errors(body: dict[str, Any]) -> list[str]:
     return errors
 
 
+@table.patch("/v2/serverless/{id}")
 async def update_endpoint(req: ApiRequest) -> Response:
     """``PATCH /v2/serverless/{id}``: 200 with the endpoint; given fields replace the old
     (``workers`` is merged); a changed container or handler configuration is a release."""
@@ -196,22 +203,7 @@ def _handler_code_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
     ).get(HANDLER_CODE_ENV)
 
 
-async def list_workers(req: ApiRequest) -> Response:
-    """``GET /v2/serverless/{id}/workers``: the workers connected now, with their status
-    (a LOAD_BALANCER endpoint's: its registered HTTP workers and their health)."""
-    queue = _endpoint(req)
-    if queue.record.get("type") == "LOAD_BALANCER":
-        pool = queue_service(req.request).balancer.pool(queue.key)
-        return json_response(lb_workers_body(queue.record, pool))
-    starting = queue_service(req.request).autoscaler.starting_workers(queue.key)
-    return json_response(releases.workers_body(queue, starting))
-
-
-async def list_releases(req: ApiRequest) -> Response:
-    """``GET /v2/serverless/{id}/releases``: newest first, with the rollout's progress."""
-    return json_response(releases.releases_body(_endpoint(req)))
-
-
+@table.delete("/v2/serverless/{id}")
 async def delete_endpoint(req: ApiRequest) -> Response:
     """``DELETE /v2/serverless/{id}``: 204; its jobs and worker keys go with it."""
     queue = _endpoint(req)
@@ -224,23 +216,30 @@ async def delete_endpoint(req: ApiRequest) -> Response:
     return Response(status_code=204)
 
 
+@table.get("/v2/serverless/{id}/workers")
+async def list_workers(req: ApiRequest) -> Response:
+    """``GET /v2/serverless/{id}/workers``: the workers connected now, with their status
+    (a LOAD_BALANCER endpoint's: its registered HTTP workers and their health)."""
+    queue = _endpoint(req)
+    if queue.record.get("type") == "LOAD_BALANCER":
+        pool = queue_service(req.request).balancer.pool(queue.key)
+        return json_response(lb_workers_body(queue.record, pool))
+    starting = queue_service(req.request).autoscaler.starting_workers(queue.key)
+    return json_response(releases.workers_body(queue, starting))
+
+
+@table.get("/v2/serverless/{id}/releases")
+async def list_releases(req: ApiRequest) -> Response:
+    """``GET /v2/serverless/{id}/releases``: newest first, with the rollout's progress."""
+    return json_response(releases.releases_body(_endpoint(req)))
+
+
+table.add("/v2/serverless/{id}/workers/{workerId}/logs", worker_logs, "GET")
+
+
+@table.post("/v2/serverless/{id}/worker-keys")
 async def create_worker_key(req: ApiRequest) -> Response:
     """``POST /v2/serverless/{id}/worker-keys``: a worker key for this endpoint."""
     queue = _endpoint(req)
     worker_key = queue_service(req.request).broker.mint_worker_key(queue)
     return json_response({"workerKey": worker_key, "endpointId": queue.endpoint_id}, status=201)
-
-
-def routes() -> list[BaseRoute]:
-    """The ``/v2/serverless`` routes (mounted with the REST prefixes, before the queue)."""
-    return [
-        api_route("/v2/serverless", list_endpoints, ["GET"]),
-        api_route("/v2/serverless", create_endpoint, ["POST"]),
-        api_route("/v2/serverless/{id}", get_endpoint, ["GET"]),
-        api_route("/v2/serverless/{id}", update_endpoint, ["PATCH"]),
-        api_route("/v2/serverless/{id}", delete_endpoint, ["DELETE"]),
-        api_route("/v2/serverless/{id}/workers", list_workers, ["GET"]),
-        api_route("/v2/serverless/{id}/releases", list_releases, ["GET"]),
-        api_route("/v2/serverless/{id}/workers/{workerId}/logs", worker_logs, ["GET"]),
-        api_route("/v2/serverless/{id}/worker-keys", create_worker_key, ["POST"]),
-    ]

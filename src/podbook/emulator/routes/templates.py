@@ -14,15 +14,18 @@ import secrets
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.base import to_wire
 from podbook.api.templates import CreateTemplateRequest, UpdateTemplateRequest
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.templates import normalize_template, public_templates
 from podbook.emulator.validation import validate
+
+table = RouteTable()
+"""The template routes."""
 
 
 def _check_registry(req: ApiRequest, registry_id: str | None) -> None:
@@ -56,22 +59,13 @@ def _own_or_404(req: ApiRequest) -> dict[str, Any]:
     return record
 
 
+@table.get("/v2/templates")
 async def list_templates(req: ApiRequest) -> Response:
     """``GET /v2/templates``: the caller's own templates."""
     return json_response({"templates": list(req.store.templates.all_of(req.account_id))})
 
 
-async def get_template(req: ApiRequest) -> Response:
-    """``GET /v2/templates/{id}``: own or public."""
-    template_id = req.param("id")
-    record = req.store.templates.get(req.account_id, template_id)
-    if record is None:
-        record = next((t for t in public_templates() if t["id"] == template_id), None)
-    if record is None:
-        raise not_found("template", template_id)
-    return json_response(record)
-
-
+@table.post("/v2/templates")
 async def create_template(req: ApiRequest) -> Response:
     """``POST /v2/templates`` → 201 with the template."""
     spec = _fold_serverless(to_wire(validate(CreateTemplateRequest, await req.json())))
@@ -84,6 +78,19 @@ async def create_template(req: ApiRequest) -> Response:
     return json_response(record, status=201)
 
 
+@table.get("/v2/templates/{id}")
+async def get_template(req: ApiRequest) -> Response:
+    """``GET /v2/templates/{id}``: own or public."""
+    template_id = req.param("id")
+    record = req.store.templates.get(req.account_id, template_id)
+    if record is None:
+        record = next((t for t in public_templates() if t["id"] == template_id), None)
+    if record is None:
+        raise not_found("template", template_id)
+    return json_response(record)
+
+
+@table.patch("/v2/templates/{id}")
 async def update_template(req: ApiRequest) -> Response:
     """``PATCH /v2/templates/{id}``: only the sent fields change (own templates only)."""
     record = _own_or_404(req)
@@ -95,6 +102,7 @@ async def update_template(req: ApiRequest) -> Response:
     return json_response(updated)
 
 
+@table.delete("/v2/templates/{id}")
 async def delete_template(req: ApiRequest) -> Response:
     """``DELETE /v2/templates/{id}`` → 204; 400 while a pod names it."""
     record = _own_or_404(req)
@@ -109,14 +117,3 @@ async def delete_template(req: ApiRequest) -> Response:
         )
     req.store.templates.delete(req.account_id, record["id"])
     return Response(status_code=204)
-
-
-def routes() -> list[BaseRoute]:
-    """The template routes."""
-    return [
-        api_route("/v2/templates", list_templates, ["GET"]),
-        api_route("/v2/templates", create_template, ["POST"]),
-        api_route("/v2/templates/{id}", get_template, ["GET"]),
-        api_route("/v2/templates/{id}", update_template, ["PATCH"]),
-        api_route("/v2/templates/{id}", delete_template, ["DELETE"]),
-    ]

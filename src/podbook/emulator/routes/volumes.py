@@ -7,16 +7,19 @@ import secrets
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import BaseRoute
 
 from podbook.api.account import CreateNetworkVolumeRequest
 from podbook.api.base import to_wire
 from podbook.api.templates import UpdateNetworkVolumeRequest
 from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.rest import ApiRequest, api_route
+from podbook.emulator.routes.rest import ApiRequest
+from podbook.emulator.routes.table import RouteTable
 from podbook.emulator.validation import validate
 from podbook.emulator.volumes import data_center, volume_type
+
+table = RouteTable()
+"""The network volume routes."""
 
 
 def _volume_or_404(req: ApiRequest) -> dict[str, Any]:
@@ -27,16 +30,13 @@ def _volume_or_404(req: ApiRequest) -> dict[str, Any]:
     return record
 
 
+@table.get("/v2/network-volumes")
 async def list_volumes(req: ApiRequest) -> Response:
     """``GET /v2/network-volumes``."""
     return json_response({"networkVolumes": list(req.store.network_volumes.all_of(req.account_id))})
 
 
-async def get_volume(req: ApiRequest) -> Response:
-    """``GET /v2/network-volumes/{id}``."""
-    return json_response(_volume_or_404(req))
-
-
+@table.post("/v2/network-volumes")
 async def create_volume(req: ApiRequest) -> Response:
     """``POST /v2/network-volumes`` → 201."""
     body = to_wire(validate(CreateNetworkVolumeRequest, await req.json()))
@@ -53,6 +53,13 @@ async def create_volume(req: ApiRequest) -> Response:
     return json_response(record, status=201)
 
 
+@table.get("/v2/network-volumes/{id}")
+async def get_volume(req: ApiRequest) -> Response:
+    """``GET /v2/network-volumes/{id}``."""
+    return json_response(_volume_or_404(req))
+
+
+@table.patch("/v2/network-volumes/{id}")
 async def update_volume(req: ApiRequest) -> Response:
     """``PATCH /v2/network-volumes/{id}``: name and/or a larger size."""
     record = _volume_or_404(req)
@@ -70,19 +77,9 @@ async def update_volume(req: ApiRequest) -> Response:
     return json_response(updated)
 
 
+@table.delete("/v2/network-volumes/{id}")
 async def delete_volume(req: ApiRequest) -> Response:
     """``DELETE /v2/network-volumes/{id}`` → 204."""
     record = _volume_or_404(req)
     req.store.network_volumes.delete(req.account_id, record["id"])
     return Response(status_code=204)
-
-
-def routes() -> list[BaseRoute]:
-    """The network volume routes."""
-    return [
-        api_route("/v2/network-volumes", list_volumes, ["GET"]),
-        api_route("/v2/network-volumes", create_volume, ["POST"]),
-        api_route("/v2/network-volumes/{id}", get_volume, ["GET"]),
-        api_route("/v2/network-volumes/{id}", update_volume, ["PATCH"]),
-        api_route("/v2/network-volumes/{id}", delete_volume, ["DELETE"]),
-    ]
