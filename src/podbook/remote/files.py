@@ -502,6 +502,8 @@ class _Part:
 
     item: _Item
     block: int
+    done: int = field(default=0, init=False)
+    """Where the contiguous part moved so far ends (what an interruption records)."""
 
     @property
     def part(self) -> str:
@@ -519,12 +521,10 @@ class _Part:
     def identity(self) -> dict[str, Any]:
         return {**_identity(self.item.size, self.item.mtime), "block": self.block}
 
-    def started(self, offset: int, meter: Meter, tally: _Tally) -> list[int]:
-        """Count ``offset`` bytes as resumed; the progress cell :func:`_pipeline` keeps."""
-        if offset:
-            tally.resumed += offset
-            meter.add_resumed(offset)
-        return [offset]
+    @property
+    def interrupted(self) -> dict[str, Any]:
+        """The resume record of an interrupted transfer: its identity and how far it got."""
+        return {**self.identity, "done": self.done}
 
 
 async def _push_file(
@@ -546,23 +546,18 @@ async def _push_file(
 
     try:
         async with await sftp.open(t.part, "r+b" if offset else "wb", block_size=0) as handle:
-            progress = t.started(offset, meter, tally)
             try:
                 await _pipeline(
+                    t,
                     offset,
-                    item.size,
-                    block,
                     lambda position, count: handle.write(read(position, count), position),
                     lambda position, result: None,
-                    progress,
                     meter,
                     tally,
                 )
             except BaseException:
                 if t.resumable:
-                    await _record_progress(
-                        _write_remote_json(sftp, t.meta, {**t.identity, "done": progress[0]})
-                    )
+                    await _record_progress(_write_remote_json(sftp, t.meta, t.interrupted))
                 raise
     finally:
         os.close(fd)
@@ -584,19 +579,22 @@ T = TypeVar("T")
 
 
 async def _pipeline(
+    t: _Part,
     offset: int,
-    size: int,
-    block: int,
     start: Callable[[int, int], Awaitable[T]],
     finish: Callable[[int, T], None],
-    progress: list[int],
     meter: Meter,
     tally: _Tally,
 ) -> None:
-    """Move the bytes ``offset``..``size`` a block at a time: ``start(position, count)`` for
-    each block, in order, at most :data:`WINDOW` in flight; as the oldest completes,
-    ``finish(position, result)`` runs and ``progress[0]`` becomes the end of the contiguous
-    part done (what an interruption records)."""
+    """Move the bytes of ``t`` from ``offset`` on (counted as resumed) a block at a time:
+    ``start(position, count)`` for each block, in order, at most :data:`WINDOW` in flight; as
+    the oldest completes, ``finish(position, result)`` runs and ``t.done`` becomes the end of
+    the contiguous part done."""
+    if offset:
+        tally.resumed += offset
+        meter.add_resumed(offset)
+    t.done = offset
+    size, block = t.item.size, t.block
     pending: deque[tuple[int, int, asyncio.Future[T]]] = deque()
     position = offset
     try:
@@ -609,7 +607,7 @@ async def _pipeline(
             result = await request
             pending.popleft()
             finish(first, result)
-            progress[0] = first + count
+            t.done = first + count
             tally.moved += count
             meter.add_bytes(count)
     finally:
@@ -750,22 +748,19 @@ async def _pull_file(
         flags = os.O_WRONLY | os.O_CREAT | (0 if offset else os.O_TRUNC)
         fd = os.open(t.part, flags, item.mode | 0o200)  # the source's bits, less the umask
         try:
-            progress = t.started(offset, meter, tally)
             try:
                 await _pipeline(
+                    t,
                     offset,
-                    item.size,
-                    block,
                     read,
                     lambda position, data: os.pwrite(fd, data, position),
-                    progress,
                     meter,
                     tally,
                 )
             except BaseException:
                 if t.resumable:
                     with contextlib.suppress(OSError):
-                        _write_local_json(t.meta, {**t.identity, "done": progress[0]})
+                        _write_local_json(t.meta, t.interrupted)
                 raise
         finally:
             os.close(fd)

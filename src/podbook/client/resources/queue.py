@@ -267,7 +267,7 @@ def _stream_reader(
         lambda at: queue_calls.stream(endpoint._path_id, job_id, wait, at),
         client.retry,
         client.settings.queue_url + call.path,
-        cursor=cursor,
+        received=cursor,
     )
 
 

@@ -24,7 +24,9 @@ have been lost.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -37,41 +39,35 @@ if TYPE_CHECKING:
 __all__ = ["StreamReader"]
 
 
+@dataclass(eq=False)
 class StreamReader:
     """The state of one stream read: where it is, whether the server offers the cursor, and
     how long reads have been failing. Pure logic; the sync and async faces do the I/O."""
 
-    def __init__(
-        self,
-        endpoint_id: str,
-        job_id: str,
-        make_call: Any,
-        retry: RetryPolicy,
-        url: str,
-        *,
-        cursor: int = 0,
-    ) -> None:
-        self.endpoint_id = endpoint_id
-        self.job_id = job_id
-        self._make_call = make_call
-        self._retry = retry
-        self._url = url
-        self.received = cursor
-        """Index of the next chunk wanted (chunks delivered so far, plus the start cursor)."""
-        self.offered: bool | None = None
-        """Whether the server offers the cursor (None until its first answer)."""
-        self.failures = 0
-        """Reads that failed in a row since the last answer."""
-        self.drops = 0
-        """Reads that failed after they were sent (answers lost on the way), in all."""
-        self._suspect = False  # a read failed after it was sent, before the server was known
-        self._failing_since: float | None = None
-        self._asked_at = 0.0
+    endpoint_id: str
+    job_id: str
+    make_call: Callable[[int | None], Call[StreamResponse]]
+    """The ``/stream`` call asking from a cursor (None: without ``?cursor=``)."""
+    retry: RetryPolicy
+    url: str
+    _: KW_ONLY
+    received: int = 0
+    """Index of the next chunk wanted (chunks delivered so far, plus the start cursor)."""
+    offered: bool | None = field(default=None, init=False)
+    """Whether the server offers the cursor (None until its first answer)."""
+    failures: int = field(default=0, init=False)
+    """Reads that failed in a row since the last answer."""
+    drops: int = field(default=0, init=False)
+    """Reads that failed after they were sent (answers lost on the way), in all."""
+    _suspect: bool = field(default=False, init=False)
+    """A read failed after it was sent, before the server was known."""
+    _failing_since: float | None = field(default=None, init=False)
+    _asked_at: float = field(default=0.0, init=False)
 
     def call(self) -> Call[StreamResponse]:
         """The next ``/stream`` call (with ``?cursor=`` unless the server ignores it)."""
         self._asked_at = time.monotonic()
-        return self._make_call(None if self.offered is False else self.received)
+        return self.make_call(None if self.offered is False else self.received)
 
     def accept(self, batch: StreamResponse) -> list[StreamChunk]:
         """The chunks of ``batch`` not delivered yet, in order; raises
@@ -114,10 +110,10 @@ class StreamReader:
         self.failures += 1
         if self._failing_since is None:
             self._failing_since = self._asked_at
-        delay = self._retry.backoff_delay(self.failures)
-        if time.monotonic() + delay - self._failing_since > self._retry.max_wait:
+        delay = self.retry.backoff_delay(self.failures)
+        if time.monotonic() + delay - self._failing_since > self.retry.max_wait:
             raise self._interrupted(
-                f"{reason}; no answer for {self._retry.max_wait:g} s", lost=self._suspect
+                f"{reason}; no answer for {self.retry.max_wait:g} s", lost=self._suspect
             ) from error
         return delay
 
@@ -125,7 +121,7 @@ class StreamReader:
         return StreamInterrupted(
             self.job_id,
             self.endpoint_id,
-            self._url,
+            self.url,
             reason,
             received=self.received,
             cursor=None if self.offered is False else self.received,
