@@ -1,19 +1,22 @@
 """The emulator's built-in catalog: GPU types, CPU flavors, data centers, hosts, templates.
 
-Pure data and pure functions (no Starlette, no randomness, no state): the routes call the
-``list_*`` / ``get_*`` functions, which return JSON-ready dicts shaped as the reference OpenAPI
-document says. Where a pod goes is decided from these hosts by
-:mod:`podbook.emulator.placement`.
+Data (``catalog.json`` beside this module, read once on import) and pure functions (no
+Starlette, no randomness, no state): the routes call the ``list_*`` / ``get_*`` functions,
+which return JSON-ready dicts shaped as the reference OpenAPI document says. Where a pod goes
+is decided from these hosts by :mod:`podbook.emulator.placement`.
 
 Capacity is static: a host row says how many GPUs (or vCPUs) are free on it. A row with 0
-free is offered but full, which the catalog reports (``available: false``, ``NONE``).
+free is offered but full (EU-NL-1's H200 hosts, for one), which the catalog reports
+(``available: false``, ``NONE``).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 __all__ = [
@@ -43,199 +46,7 @@ __all__ = [
     "join_ids",
 ]
 
-# --- data: GPU types -----------------------------------------------------------------------
-
-GPU_TYPES: tuple[dict[str, Any], ...] = (
-    {
-        "id": "NVIDIA GeForce RTX 4090",
-        "name": "RTX 4090",
-        "pool": "ADA_24",
-        "manufacturer": "NVIDIA",
-        "memory": 24,
-        "secure": True,
-        "community": True,
-        "price": {"secure": 0.69, "community": 0.34, "serverless": 1.1},
-        "maxCount": {"secure": 8, "community": 8},
-    },
-    {
-        "id": "NVIDIA GeForce RTX 3090",
-        "name": "RTX 3090",
-        "pool": "AMPERE_24",
-        "manufacturer": "NVIDIA",
-        "memory": 24,
-        "secure": False,
-        "community": True,
-        "price": {"secure": 0.43, "community": 0.22, "serverless": 0.68},
-        "maxCount": {"secure": 0, "community": 4},
-    },
-    {
-        "id": "NVIDIA RTX A6000",
-        "name": "RTX A6000",
-        "pool": "AMPERE_48",
-        "manufacturer": "NVIDIA",
-        "memory": 48,
-        "secure": True,
-        "community": True,
-        "price": {"secure": 0.49, "community": 0.33, "serverless": 1.22},
-        "maxCount": {"secure": 8, "community": 4},
-    },
-    {
-        "id": "NVIDIA A40",
-        "name": "A40",
-        "pool": "AMPERE_48",
-        "manufacturer": "NVIDIA",
-        "memory": 48,
-        "secure": True,
-        "community": False,
-        "price": {"secure": 0.40, "community": 0.35, "serverless": 1.22},
-        "maxCount": {"secure": 8, "community": 0},
-    },
-    {
-        "id": "NVIDIA L40S",
-        "name": "L40S",
-        "pool": "ADA_48_PRO",
-        "manufacturer": "NVIDIA",
-        "memory": 48,
-        "secure": True,
-        "community": False,
-        "price": {"secure": 0.86, "community": 0.79, "serverless": 1.9},
-        "maxCount": {"secure": 8, "community": 0},
-    },
-    {
-        "id": "NVIDIA A100 80GB PCIe",
-        "name": "A100 PCIe",
-        "pool": "AMPERE_80",
-        "manufacturer": "NVIDIA",
-        "memory": 80,
-        "secure": True,
-        "community": True,
-        "price": {"secure": 1.64, "community": 1.19, "serverless": 2.72},
-        "maxCount": {"secure": 8, "community": 2},
-    },
-    {
-        "id": "NVIDIA A100-SXM4-80GB",
-        "name": "A100 SXM",
-        "pool": "AMPERE_80",
-        "manufacturer": "NVIDIA",
-        "memory": 80,
-        "secure": True,
-        "community": False,
-        "price": {"secure": 1.74, "community": 1.39, "serverless": 2.72},
-        "maxCount": {"secure": 8, "community": 0},
-    },
-    {
-        "id": "NVIDIA H100 80GB HBM3",
-        "name": "H100 SXM",
-        "pool": "ADA_80_PRO",
-        "manufacturer": "NVIDIA",
-        "memory": 80,
-        "secure": True,
-        "community": True,
-        "price": {"secure": 2.69, "community": 2.39, "serverless": 4.18},
-        "maxCount": {"secure": 8, "community": 4},
-    },
-    {
-        "id": "NVIDIA H200",
-        "name": "H200 SXM",
-        "pool": "HOPPER_141",
-        "manufacturer": "NVIDIA",
-        "memory": 141,
-        "secure": True,
-        "community": False,
-        "price": {"secure": 3.59, "community": 3.59, "serverless": 5.58},
-        "maxCount": {"secure": 8, "community": 0},
-    },
-    {
-        "id": "AMD Instinct MI300X OAM",
-        "name": "MI300X",
-        "pool": None,
-        "manufacturer": "AMD",
-        "memory": 192,
-        "secure": True,
-        "community": False,
-        "price": {"secure": 2.49, "community": 2.49},
-        "maxCount": {"secure": 8, "community": 0},
-    },
-)
-
-# --- data: data centers --------------------------------------------------------------------
-
-DATA_CENTERS: tuple[dict[str, Any], ...] = (
-    {
-        "id": "US-TX-3",
-        "name": "US Texas 3",
-        "region": "NORTH_AMERICA",
-        "country": "US",
-        "globalNetwork": True,
-        "networkVolumeTypes": ["STANDARD"],
-        "compliance": ["ISO_IEC_27001", "SOC_2_TYPE_2"],
-    },
-    {
-        "id": "US-CA-2",
-        "name": "US California 2",
-        "region": "NORTH_AMERICA",
-        "country": "US",
-        "globalNetwork": True,
-        "networkVolumeTypes": ["STANDARD", "HIGH_PERFORMANCE"],
-        "compliance": ["HIPAA", "ISO_IEC_27001", "SOC_2_TYPE_2"],
-    },
-    {
-        "id": "US-KS-2",
-        "name": "US Kansas 2",
-        "region": "NORTH_AMERICA",
-        "country": "US",
-        "globalNetwork": False,
-        "networkVolumeTypes": ["STANDARD"],
-        "compliance": ["SOC_2_TYPE_2"],
-    },
-    {
-        "id": "EU-RO-1",
-        "name": "EU Romania 1",
-        "region": "EUROPE",
-        "country": "RO",
-        "globalNetwork": True,
-        "networkVolumeTypes": ["STANDARD"],
-        "compliance": ["GDPR", "ISO_IEC_27001", "SOC_2_TYPE_2"],
-    },
-    {
-        "id": "EU-SE-1",
-        "name": "EU Sweden 1",
-        "region": "EUROPE",
-        "country": "SE",
-        "globalNetwork": False,
-        "networkVolumeTypes": ["STANDARD"],
-        "compliance": ["GDPR", "ISO_IEC_27001", "RENEWABLE"],
-    },
-    {
-        "id": "EU-NL-1",
-        "name": "EU Netherlands 1",
-        "region": "EUROPE",
-        "country": "NL",
-        "globalNetwork": True,
-        "networkVolumeTypes": ["STANDARD", "HIGH_PERFORMANCE"],
-        "compliance": ["GDPR", "ISO_IEC_27001", "SOC_2_TYPE_2"],
-    },
-    {
-        "id": "CA-MTL-1",
-        "name": "CA Montreal 1",
-        "region": "NORTH_AMERICA",
-        "country": "CA",
-        "globalNetwork": False,
-        "networkVolumeTypes": ["STANDARD"],
-        "compliance": ["ISO_IEC_27001", "RENEWABLE"],
-    },
-    {
-        "id": "AP-JP-1",
-        "name": "AP Japan 1",
-        "region": "ASIA",
-        "country": "JP",
-        "globalNetwork": False,
-        "networkVolumeTypes": ["STANDARD"],
-        "compliance": ["ISO_IEC_27001"],
-    },
-)
-
-# --- data: hosts ---------------------------------------------------------------------------
+# --- hosts ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -277,211 +88,26 @@ class CpuHost:
         return f"{self.data_center_id.lower()}-{self.flavor_id}"
 
 
+# --- data: catalog.json ---------------------------------------------------------------------
+
+_DATA: dict[str, Any] = json.loads(
+    resources.files("podbook.emulator").joinpath("catalog.json").read_text(encoding="utf-8")
+)
+
+GPU_TYPES: tuple[dict[str, Any], ...] = tuple(_DATA["gpuTypes"])
+"""GPU types as ``GET /v2/catalog/gpus`` lists them (before availability)."""
+CPU_TYPES: tuple[dict[str, Any], ...] = tuple(_DATA["cpuTypes"])
+"""CPU flavors as ``GET /v2/catalog/cpus`` lists them (before availability)."""
+DATA_CENTERS: tuple[dict[str, Any], ...] = tuple(_DATA["dataCenters"])
+"""Data centers, in the order listings and placement try them (``country`` is not public)."""
+GPU_HOSTS: tuple[GpuHost, ...] = tuple(GpuHost(*row) for row in _DATA["gpuHosts"])
+"""GPU machine classes (rows in :class:`GpuHost` field order)."""
+CPU_HOSTS: tuple[CpuHost, ...] = tuple(CpuHost(*row) for row in _DATA["cpuHosts"])
+"""CPU machine classes (rows in :class:`CpuHost` field order)."""
+PUBLIC_TEMPLATES: tuple[dict[str, Any], ...] = tuple(_DATA["publicTemplates"])
+"""The public templates ``GET /v2/catalog/templates`` lists."""
 RTX4090 = "NVIDIA GeForce RTX 4090"
-RTX3090 = "NVIDIA GeForce RTX 3090"
-A6000 = "NVIDIA RTX A6000"
-A40 = "NVIDIA A40"
-L40S = "NVIDIA L40S"
-A100_PCIE = "NVIDIA A100 80GB PCIe"
-A100_SXM = "NVIDIA A100-SXM4-80GB"
-H100 = "NVIDIA H100 80GB HBM3"
-H200 = "NVIDIA H200"
-MI300X = "AMD Instinct MI300X OAM"
-
-GPU_HOSTS: tuple[GpuHost, ...] = (
-    # US-TX-3: a large secure site with the flagship GPUs.
-    GpuHost("US-TX-3", RTX4090, "SECURE", "12.4", 8, 24),
-    GpuHost("US-TX-3", RTX4090, "SECURE", "12.8", 8, 16),
-    GpuHost("US-TX-3", H100, "SECURE", "12.4", 8, 32),
-    GpuHost("US-TX-3", H100, "SECURE", "12.8", 8, 16),
-    GpuHost("US-TX-3", H200, "SECURE", "12.8", 8, 8),
-    GpuHost("US-TX-3", A100_SXM, "SECURE", "12.4", 8, 16),
-    GpuHost("US-TX-3", L40S, "SECURE", "12.6", 8, 8),
-    # US-CA-2
-    GpuHost("US-CA-2", A6000, "SECURE", "12.2", 8, 8),
-    GpuHost("US-CA-2", A6000, "SECURE", "12.4", 8, 12),
-    GpuHost("US-CA-2", A6000, "COMMUNITY", "12.4", 4, 6),
-    GpuHost("US-CA-2", RTX4090, "COMMUNITY", "12.2", 4, 4),
-    GpuHost("US-CA-2", RTX4090, "COMMUNITY", "12.6", 8, 10),
-    GpuHost("US-CA-2", A40, "SECURE", "12.4", 8, 16),
-    GpuHost("US-CA-2", H100, "SECURE", "12.6", 8, 8),
-    # US-KS-2
-    GpuHost("US-KS-2", RTX4090, "SECURE", "12.6", 8, 8),
-    GpuHost("US-KS-2", RTX4090, "SECURE", "12.8", 8, 16),
-    GpuHost("US-KS-2", A100_PCIE, "SECURE", "12.4", 8, 8),
-    GpuHost("US-KS-2", A100_PCIE, "SECURE", "12.8", 8, 4),
-    GpuHost("US-KS-2", L40S, "SECURE", "12.4", 8, 12),
-    GpuHost("US-KS-2", L40S, "SECURE", "12.8", 8, 8),
-    GpuHost("US-KS-2", RTX3090, "COMMUNITY", "12.2", 4, 0),
-    GpuHost("US-KS-2", MI300X, "SECURE", None, 8, 16),
-    # EU-RO-1
-    GpuHost("EU-RO-1", RTX4090, "SECURE", "12.4", 8, 16),
-    GpuHost("EU-RO-1", RTX4090, "SECURE", "12.8", 8, 8),
-    GpuHost("EU-RO-1", RTX4090, "COMMUNITY", "12.6", 4, 8),
-    GpuHost("EU-RO-1", A40, "SECURE", "12.2", 8, 8),
-    GpuHost("EU-RO-1", RTX3090, "COMMUNITY", "11.8", 4, 4),
-    GpuHost("EU-RO-1", RTX3090, "COMMUNITY", "12.2", 4, 8),
-    GpuHost("EU-RO-1", H100, "SECURE", "12.4", 8, 8),
-    # EU-SE-1
-    GpuHost("EU-SE-1", A100_PCIE, "SECURE", "12.2", 8, 8),
-    GpuHost("EU-SE-1", A100_PCIE, "SECURE", "12.4", 8, 8),
-    GpuHost("EU-SE-1", A100_PCIE, "COMMUNITY", "12.4", 2, 2),
-    GpuHost("EU-SE-1", A6000, "COMMUNITY", "12.0", 4, 4),
-    GpuHost("EU-SE-1", L40S, "SECURE", "12.6", 8, 16),
-    # EU-NL-1: the H200 hosts here are full.
-    GpuHost("EU-NL-1", H100, "SECURE", "12.8", 8, 16),
-    GpuHost("EU-NL-1", H100, "COMMUNITY", "12.8", 4, 4),
-    GpuHost("EU-NL-1", H200, "SECURE", "12.8", 8, 0),
-    GpuHost("EU-NL-1", RTX4090, "SECURE", "12.8", 8, 8),
-    # CA-MTL-1
-    GpuHost("CA-MTL-1", A40, "SECURE", "12.4", 8, 8),
-    GpuHost("CA-MTL-1", A6000, "SECURE", "12.4", 8, 8),
-    GpuHost("CA-MTL-1", RTX3090, "COMMUNITY", "12.4", 4, 4),
-    # AP-JP-1
-    GpuHost("AP-JP-1", RTX4090, "SECURE", "13.0", 8, 8),
-    GpuHost("AP-JP-1", RTX4090, "COMMUNITY", "12.8", 4, 4),
-    GpuHost("AP-JP-1", H100, "SECURE", "12.9", 8, 8),
-)
-
-CPU_TYPES: tuple[dict[str, Any], ...] = (
-    {
-        "id": "cpu3c",
-        "name": "Compute-Optimized",
-        "group": "Gen 3",
-        "vcpu": {"min": 2, "max": 32},
-        "ramGbPerVcpu": 2,
-        "price": {"securePerVcpu": 0.03, "serverlessPerVcpu": 0.025},
-    },
-    {
-        "id": "cpu3g",
-        "name": "General Purpose",
-        "group": "Gen 3",
-        "vcpu": {"min": 2, "max": 32},
-        "ramGbPerVcpu": 4,
-        "price": {"securePerVcpu": 0.04, "serverlessPerVcpu": 0.035},
-    },
-    {
-        "id": "cpu3m",
-        "name": "Memory-Optimized",
-        "group": "Gen 3",
-        "vcpu": {"min": 2, "max": 16},
-        "ramGbPerVcpu": 8,
-        "price": {"securePerVcpu": 0.05, "serverlessPerVcpu": 0.045},
-    },
-    {
-        "id": "cpu5c",
-        "name": "Compute-Optimized",
-        "group": "Gen 5",
-        "vcpu": {"min": 2, "max": 32},
-        "ramGbPerVcpu": 2,
-        "price": {"securePerVcpu": 0.035, "serverlessPerVcpu": 0.03},
-    },
-    {
-        "id": "cpu5g",
-        "name": "General Purpose",
-        "group": "Gen 5",
-        "vcpu": {"min": 2, "max": 64},
-        "ramGbPerVcpu": 4,
-        "price": {"securePerVcpu": 0.045, "serverlessPerVcpu": 0.04},
-    },
-    {
-        "id": "cpu5m",
-        "name": "Memory-Optimized",
-        "group": "Gen 5",
-        "vcpu": {"min": 4, "max": 32},
-        "ramGbPerVcpu": 8,
-        "price": {"securePerVcpu": 0.06, "serverlessPerVcpu": 0.055},
-    },
-)
-
-CPU_HOSTS: tuple[CpuHost, ...] = (
-    CpuHost("US-TX-3", "cpu3c", 256),
-    CpuHost("US-TX-3", "cpu3g", 128),
-    CpuHost("US-KS-2", "cpu3c", 64),
-    CpuHost("US-KS-2", "cpu3m", 32),
-    CpuHost("EU-RO-1", "cpu3c", 128),
-    CpuHost("EU-RO-1", "cpu3g", 64),
-    CpuHost("CA-MTL-1", "cpu3g", 32),
-    CpuHost("US-CA-2", "cpu5c", 256),
-    CpuHost("US-CA-2", "cpu5g", 128),
-    CpuHost("EU-NL-1", "cpu5c", 128),
-    CpuHost("EU-NL-1", "cpu5g", 64),
-    CpuHost("EU-NL-1", "cpu5m", 0),
-    CpuHost("EU-SE-1", "cpu5c", 64),
-)
-
-# --- data: public templates ----------------------------------------------------------------
-
-PUBLIC_TEMPLATES: tuple[dict[str, Any], ...] = (
-    {
-        "id": "runpod-torch-v280",
-        "name": "PyTorch 2.8",
-        "image": "runpod/pytorch:1.0.2-cu1281-torch280-ubuntu2404",
-        "args": "",
-        "disk": 50,
-        "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
-        "ports": ["8888/http", "22/tcp"],
-        "env": {},
-        "registry": None,
-        "serverless": False,
-        "public": True,
-        "category": "NVIDIA",
-        "startSsh": True,
-        "startJupyter": True,
-        "allowedCudaVersions": ["12.8", "12.9", "13.0"],
-    },
-    {
-        "id": "runpod-comfyui",
-        "name": "ComfyUI",
-        "image": "runpod/comfyui:0.3.49-cu124",
-        "args": "",
-        "disk": 40,
-        "mounts": {"persistent": {"size": 50, "path": "/workspace"}},
-        "ports": ["8188/http", "8888/http", "22/tcp"],
-        "env": {"COMFYUI_ARGS": "--listen 0.0.0.0 --port 8188", "HF_HUB_ENABLE_HF_TRANSFER": "1"},
-        "registry": None,
-        "serverless": False,
-        "public": True,
-        "category": "NVIDIA",
-        "startSsh": True,
-        "startJupyter": False,
-        "allowedCudaVersions": ["12.4", "12.6", "12.8"],
-    },
-    {
-        "id": "runpod-ubuntu",
-        "name": "Ubuntu 24.04",
-        "image": "runpod/base:0.7.0-ubuntu2404",
-        "args": "",
-        "disk": 20,
-        "mounts": {},
-        "ports": ["22/tcp"],
-        "env": {},
-        "registry": None,
-        "serverless": False,
-        "public": True,
-        "category": "CPU",
-        "startSsh": True,
-        "startJupyter": False,
-        "allowedCudaVersions": [],
-    },
-    {
-        "id": "runpod-worker-vllm",
-        "name": "vLLM worker (serverless)",
-        "image": "runpod/worker-v1-vllm:v2.7.0stable-cuda12.1.0",
-        "args": "",
-        "disk": 30,
-        "mounts": {},
-        "ports": [],
-        "env": {"MODEL_NAME": "Qwen/Qwen2.5-0.5B-Instruct", "MAX_MODEL_LEN": "8192"},
-        "registry": None,
-        "serverless": True,
-        "public": True,
-        "category": "NVIDIA",
-        "startSsh": False,
-        "startJupyter": False,
-        "allowedCudaVersions": [],
-    },
-)
+"""A GPU type id, the example in placement's error messages."""
 
 # --- lookups and helpers -------------------------------------------------------------------
 
