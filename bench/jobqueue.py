@@ -156,7 +156,7 @@ def bare_worker(emu: Emulator, endpoint_id: str, script: Path) -> Iterator[Any]:
 
 def sdk_worker_env(emu: Emulator, endpoint_id: str, home: Path) -> dict[str, str]:
     """What ``podbook worker-env`` prints, as an environment (fresh worker key)."""
-    from podbook.worker.env import worker_env
+    from podbook.worker._env import worker_env
 
     env = clean_env(home)
     env.update(worker_env(emu.url, endpoint_id, emu.worker_key(endpoint_id)))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from nbhelpers import assert_one_line_error, run_cell, wait_until
 
-from podbook.worker.reload import RELEASE_ENV
+from podbook.worker._reload import RELEASE_ENV
 
 JOB_TIMEOUT = 60.0
 

@@ -20,8 +20,8 @@ import psutil
 import pytest
 from processes import wait_for
 
-from podbook.worker.config import DEFAULT_PING_INTERVAL_MS
-from podbook.worker.env import worker_env
+from podbook.worker._config import DEFAULT_PING_INTERVAL_MS
+from podbook.worker._env import worker_env
 
 from .conftest import SAMPLES, WORKER_COMMAND, Queue, WorkerProcess, clean_env, worker_key
 

@@ -8,9 +8,9 @@ import shlex
 import pytest
 
 from podbook.errors import ConfigError
-from podbook.worker.config import WorkerConfig, webhook_templates
-from podbook.worker.env import format_exports, runpod_config_note, worker_env
-from podbook.worker.results import Chunk, chunk_body, error_payload, result_payload
+from podbook.worker._config import WorkerConfig, webhook_templates
+from podbook.worker._env import format_exports, runpod_config_note, worker_env
+from podbook.worker._results import Chunk, chunk_body, error_payload, result_payload
 
 URL = "http://127.0.0.1:8765"
 

@@ -12,8 +12,8 @@ import pytest
 from podbook import Client
 from podbook.errors import ConfigError
 from podbook.worker import serve
-from podbook.worker.handlers import HandlerSpec
-from podbook.worker.reload import RELEASE_ENV, HandlerWatch, code_label, record_release
+from podbook.worker._handlers import HandlerSpec
+from podbook.worker._reload import RELEASE_ENV, HandlerWatch, code_label, record_release
 
 from .conftest import Queue
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from podbook.worker.interrupt import HandlerInterrupted, InterruptibleCall
+from podbook.worker._interrupt import HandlerInterrupted, InterruptibleCall
 
 
 def test_a_running_call_is_interrupted_and_its_finally_runs() -> None:

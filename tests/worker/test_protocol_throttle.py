@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
-from podbook.worker.config import WorkerConfig
-from podbook.worker.protocol import DEFAULT_THROTTLE_SECONDS, Throttled, WorkerChannel
+from podbook.worker._config import WorkerConfig
+from podbook.worker._protocol import DEFAULT_THROTTLE_SECONDS, Throttled, WorkerChannel
 
 
 def throttled_take(headers: dict[str, str]) -> Throttled:

@@ -234,7 +234,7 @@ def test_a_wrong_worker_key_stops_the_worker_with_one_line(endpoint, broker, tmp
 def test_the_sdk_variables_alone_configure_a_podbook_worker(endpoint, broker, tmp_path):
     import subprocess
 
-    from podbook.worker.env import worker_env
+    from podbook.worker._env import worker_env
 
     from .conftest import SAMPLES, WORKER_COMMAND, WorkerProcess, clean_env, worker_key
 

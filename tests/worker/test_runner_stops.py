@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from podbook.errors import PodbookError
-from podbook.worker.config import WorkerConfig
-from podbook.worker.protocol import WorkerChannel, log_undelivered
-from podbook.worker.runner import Runner
+from podbook.worker._config import WorkerConfig
+from podbook.worker._protocol import WorkerChannel, log_undelivered
+from podbook.worker._runner import Runner
 
 from .conftest import worker_key
 

@@ -14,7 +14,15 @@ API reference shows them); the runner, its configuration and the protocol are in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from podbook import _lazy_dir, _lazy_getattr
+
+if TYPE_CHECKING:
+    from podbook.worker._background import ServedWorker, serve
+    from podbook.worker._openai_compat import openai_handler
+    from podbook.worker._reporting import progress
+    from podbook.worker._results import Chunk
 
 __all__ = [
     "Chunk",
@@ -25,11 +33,11 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Chunk": "podbook.worker.results",
-    "ServedWorker": "podbook.worker.background",
-    "openai_handler": "podbook.worker.openai_compat",
-    "progress": "podbook.worker.reporting",
-    "serve": "podbook.worker.background",
+    "Chunk": "podbook.worker._results",
+    "ServedWorker": "podbook.worker._background",
+    "openai_handler": "podbook.worker._openai_compat",
+    "progress": "podbook.worker._reporting",
+    "serve": "podbook.worker._background",
 }
 
 

@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from podbook.worker.cli import add_worker_commands
+from podbook.worker._cli import add_worker_commands
 
 
 def main(argv: list[str] | None = None) -> int:

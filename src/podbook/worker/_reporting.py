@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from podbook.errors import PodbookError
-from podbook.worker.protocol import encode_body, log_undelivered
+from podbook.worker._protocol import encode_body, log_undelivered
 
 __all__ = ["ProgressReporter", "progress"]
 

@@ -11,7 +11,7 @@ Four loops on one event loop, none of which sleeps to poll:
   at the end of the interval), abandons the jobs whose handlers still run: their results
   could not be reported, and the broker runs them again (a restarted emulator does, at once
   for a supervised worker's jobs, after this worker's next ping otherwise). Their tasks are
-  cancelled and their sync handlers interrupted (:mod:`podbook.worker.interrupt`); one log
+  cancelled and their sync handlers interrupted (:mod:`podbook.worker._interrupt`); one log
   line says so, and the worker goes on trying to reconnect. A job whose handler has finished
   keeps retrying its result post.
 
@@ -36,17 +36,17 @@ from typing import Any, Literal
 import httpx
 
 from podbook.errors import PodbookError
-from podbook.worker.config import WorkerConfig
-from podbook.worker.execution import JobRun
-from podbook.worker.handlers import HandlerKind, handler_kind
-from podbook.worker.protocol import (
+from podbook.worker._config import WorkerConfig
+from podbook.worker._execution import JobRun
+from podbook.worker._handlers import HandlerKind, handler_kind
+from podbook.worker._protocol import (
     BrokerRefused,
     BrokerUnavailable,
     Throttled,
     WorkerChannel,
     log_undelivered,
 )
-from podbook.worker.push import worker_channel
+from podbook.worker._push import worker_channel
 
 __all__ = ["ExitReason", "Runner"]
 
@@ -68,7 +68,7 @@ class Runner:
     """Serves ``config.endpoint_id`` with ``handler`` until stopped.
 
     ``await runner.run()`` returns ``"stopped"`` or ``"refresh"``, or raises
-    :class:`~podbook.worker.protocol.BrokerRefused` when the broker refuses the worker
+    :class:`~podbook.worker._protocol.BrokerRefused` when the broker refuses the worker
     (bad worker key, unknown endpoint). ``on_ready`` is called once the broker has
     answered the first ping.
     """

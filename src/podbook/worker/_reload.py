@@ -29,7 +29,7 @@ from typing import Any
 
 from podbook.api.endpoints import HANDLER_CODE_ENV
 from podbook.errors import ConfigError, PodbookError
-from podbook.worker.handlers import HandlerSpec, load_handler
+from podbook.worker._handlers import HandlerSpec, load_handler
 
 __all__ = [
     "RELEASE_ENV",

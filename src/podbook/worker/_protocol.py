@@ -22,8 +22,8 @@ import httpx
 
 from podbook import __version__
 from podbook.errors import PodbookError
-from podbook.worker.config import WorkerConfig
-from podbook.worker.contact import BrokerContact
+from podbook.worker._config import WorkerConfig
+from podbook.worker._contact import BrokerContact
 
 __all__ = [
     "BrokerRefused",

@@ -16,12 +16,12 @@ import threading
 from typing import Any
 
 from podbook.errors import ConfigError
-from podbook.worker.config import new_worker_id
-from podbook.worker.keys import ensure_endpoint, fetch_worker_key, require_local
-from podbook.worker.lb.apps import app_interface
-from podbook.worker.lb.listen import ListenPlan
-from podbook.worker.lb.registration import Registered
-from podbook.worker.lb.server import AppServer, AppWorkerConfig
+from podbook.worker._config import new_worker_id
+from podbook.worker._keys import ensure_endpoint, fetch_worker_key, require_local
+from podbook.worker._lb.apps import app_interface
+from podbook.worker._lb.listen import ListenPlan
+from podbook.worker._lb.registration import Registered
+from podbook.worker._lb.server import AppServer, AppWorkerConfig
 
 __all__ = ["ServedApp", "serve_app"]
 

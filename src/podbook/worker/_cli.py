@@ -3,7 +3,7 @@
 ``podbook worker handler.py[:fn] --endpoint ID [--concurrency N] [--url URL]`` serves a
 handler; without ``--endpoint`` it reads the ``RUNPOD_WEBHOOK_*`` variables like a
 ``runpod`` worker. ``podbook worker --lb app.py[:app] --endpoint ID`` serves an ASGI or WSGI
-app as a worker of a load-balancing endpoint (:mod:`podbook.worker.lb.command`). Its worker key comes from ``RUNPOD_AI_API_KEY`` or, when that is not set,
+app as a worker of a load-balancing endpoint (:mod:`podbook.worker._lb.command`). Its worker key comes from ``RUNPOD_AI_API_KEY`` or, when that is not set,
 is fetched from the local emulator with the user's key (which never reaches the handler).
 ``podbook worker-env ENDPOINT [--url URL]`` prints the ``RUNPOD_*`` variables for an
 unmodified ``runpod`` worker.
@@ -23,7 +23,7 @@ from typing import Any
 
 from podbook.cliargs import positive_seconds
 from podbook.errors import PodbookError
-from podbook.worker.startup import (
+from podbook.worker._startup import (
     configure_logging,
     endpoint_credentials,
     explain_not_found,
@@ -126,7 +126,7 @@ def add_worker_commands(commands: Any) -> None:
 def worker_config(args: argparse.Namespace) -> Any:
     """The :class:`WorkerConfig` the arguments and environment describe."""
     from podbook.errors import ConfigError
-    from podbook.worker.config import WorkerConfig
+    from podbook.worker._config import WorkerConfig
 
     options = {
         "concurrency": args.concurrency,
@@ -214,12 +214,12 @@ def _exit_now(code: int, patience: float = 1.0) -> None:
 
 def run_worker(args: argparse.Namespace) -> int:
     """``podbook worker``: serve until SIGTERM / Ctrl-C."""
-    from podbook.worker.handlers import load_handler
-    from podbook.worker.protocol import BrokerRefused
-    from podbook.worker.runner import Runner
+    from podbook.worker._handlers import load_handler
+    from podbook.worker._protocol import BrokerRefused
+    from podbook.worker._runner import Runner
 
     if args.lb:
-        from podbook.worker.lb.command import run_app_worker
+        from podbook.worker._lb.command import run_app_worker
 
         return run_app_worker(args)
     configure_logging(args.verbose)
@@ -248,8 +248,8 @@ def run_worker(args: argparse.Namespace) -> int:
 def run_worker_env(args: argparse.Namespace) -> int:
     """``podbook worker-env``: print ``export`` lines for a ``runpod`` worker."""
     from podbook.errors import NotFound
-    from podbook.worker.config import DEFAULT_PING_INTERVAL_MS
-    from podbook.worker.env import format_exports, runpod_config_note, worker_env
+    from podbook.worker._config import DEFAULT_PING_INTERVAL_MS
+    from podbook.worker._env import format_exports, runpod_config_note, worker_env
 
     try:
         queue_url, key = key_for(args.endpoint, args.url)

@@ -22,8 +22,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from podbook.worker.openai_compat import RequestError, openai_handler
-from podbook.worker.results import Chunk
+from podbook.worker._openai_compat import RequestError, openai_handler
+from podbook.worker._results import Chunk
 
 __all__ = ["KV_CACHE_TOKENS", "chat_demo", "echo", "stream_demo"]
 

@@ -12,7 +12,7 @@ import inspect
 from typing import Any
 
 from podbook.errors import ConfigError
-from podbook.worker.handlers import HandlerSpec, import_target
+from podbook.worker._handlers import HandlerSpec, import_target
 
 __all__ = ["ASGI", "DEFAULT_APP_NAME", "WSGI", "app_interface", "load_app"]
 

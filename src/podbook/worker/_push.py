@@ -2,7 +2,7 @@
 
 The podbook emulator offers ``/v2/{endpoint}/ws/{worker_id}`` next to the HTTP worker routes
 (see ``docs/queue-push.md`` and :mod:`podbook.emulator.routes.worker_push` for the frames).
-:class:`PushChannel` is a :class:`~podbook.worker.protocol.WorkerChannel` that uses it
+:class:`PushChannel` is a :class:`~podbook.worker._protocol.WorkerChannel` that uses it
 whenever it can and the HTTP protocol otherwise:
 
 - a broker that refuses the handshake (the real service, an older emulator: any HTTP answer
@@ -29,8 +29,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
 from podbook import __version__
-from podbook.worker.config import WorkerConfig
-from podbook.worker.protocol import BrokerUnavailable, WorkerChannel, refusal
+from podbook.worker._config import WorkerConfig
+from podbook.worker._protocol import BrokerUnavailable, WorkerChannel, refusal
 
 __all__ = ["PUSH_MAX_BYTES", "PushChannel", "push_url", "worker_channel"]
 

@@ -7,7 +7,7 @@ client (the local emulator only; the endpoint is created when it does not exist)
 serving the same endpoint again from the same process replaces the earlier worker.
 
 A served worker's handler can be swapped while it serves (:meth:`ServedWorker.reload`, or a
-watched file: :meth:`ServedWorker.watch`, see :mod:`podbook.worker.reload`): the next job runs
+watched file: :meth:`ServedWorker.watch`, see :mod:`podbook.worker._reload`): the next job runs
 the new code, a running one finishes on the old, and the worker stays the one it was.
 """
 
@@ -21,11 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from podbook.errors import ConfigError, PodbookError
-from podbook.worker.config import WorkerConfig, new_worker_id
-from podbook.worker.handlers import handler_kind
-from podbook.worker.keys import ensure_endpoint, fetch_worker_key, require_local
-from podbook.worker.reload import HandlerWatch, Reload, code_label, record_release
-from podbook.worker.runner import Runner
+from podbook.worker._config import WorkerConfig, new_worker_id
+from podbook.worker._handlers import handler_kind
+from podbook.worker._keys import ensure_endpoint, fetch_worker_key, require_local
+from podbook.worker._reload import HandlerWatch, Reload, code_label, record_release
+from podbook.worker._runner import Runner
 
 __all__ = ["ServedWorker", "serve", "served_worker"]
 

@@ -9,6 +9,6 @@ notebook), ``command`` (``podbook worker --lb``). See ``docs/load-balancing.md``
 
 from __future__ import annotations
 
-from podbook.worker.lb.background import ServedApp, serve_app
+from podbook.worker._lb.background import ServedApp, serve_app
 
 __all__ = ["ServedApp", "serve_app"]

@@ -29,7 +29,7 @@ def fail(command: str, message: object, code: int = 2) -> int:
 
 def key_for(endpoint: str, url: str | None) -> tuple[str, str]:
     """``(queue_url, worker key)`` fetched with the user's client."""
-    from podbook.worker.keys import fetch_worker_key, require_local
+    from podbook.worker._keys import fetch_worker_key, require_local
 
     with _client(url) as client:
         require_local(client, "podbook worker")

@@ -8,7 +8,7 @@
   ``next()`` already running in its thread, then is closed there); a sync function is not
   interrupted: its thread runs to the end and its result is dropped;
 - an abandoned job (its broker is gone: :meth:`JobRun.interrupt` after the cancel) also gets
-  :class:`~podbook.worker.interrupt.HandlerInterrupted` raised in its sync handler's thread.
+  :class:`~podbook.worker._interrupt.HandlerInterrupted` raised in its sync handler's thread.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from podbook.errors import PodbookError
-from podbook.worker.config import WorkerConfig
-from podbook.worker.handlers import HandlerKind
-from podbook.worker.interrupt import InterruptibleCall
-from podbook.worker.protocol import BrokerRefused, WorkerChannel, encode_body, log_undelivered
-from podbook.worker.reporting import ProgressReporter
-from podbook.worker.results import chunk_body, chunk_error, error_payload, result_payload
+from podbook.worker._config import WorkerConfig
+from podbook.worker._handlers import HandlerKind
+from podbook.worker._interrupt import InterruptibleCall
+from podbook.worker._protocol import BrokerRefused, WorkerChannel, encode_body, log_undelivered
+from podbook.worker._reporting import ProgressReporter
+from podbook.worker._results import chunk_body, chunk_error, error_payload, result_payload
 
 __all__ = ["JobRun", "Outcome"]
 
@@ -220,7 +220,7 @@ class JobRun:
 
     def interrupt(self) -> bool:
         """Stop the handler's code running in a pool thread (a sync function, or a sync
-        generator's ``next()``) with :class:`~podbook.worker.interrupt.HandlerInterrupted`;
+        generator's ``next()``) with :class:`~podbook.worker._interrupt.HandlerInterrupted`;
         for a job whose task was cancelled, so nothing waits for what it would return."""
         return self._thread_call.interrupt()
 

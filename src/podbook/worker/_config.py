@@ -50,7 +50,7 @@ def webhook_templates(queue_url: str, endpoint_id: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class WorkerConfig:
-    """Everything a :class:`~podbook.worker.runner.Runner` needs to talk to its broker.
+    """Everything a :class:`~podbook.worker._runner.Runner` needs to talk to its broker.
 
     The URLs are templates with the worker id already filled in (``$ID`` of the output and
     stream URLs stays: it is the job id). ``worker_key`` never shows in a repr.

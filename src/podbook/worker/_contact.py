@@ -1,11 +1,11 @@
 """Whether a worker's broker answers, as its calls find out.
 
-Each call of a :class:`~podbook.worker.protocol.WorkerChannel` tells the channel's
+Each call of a :class:`~podbook.worker._protocol.WorkerChannel` tells the channel's
 :class:`BrokerContact` how it went: an answer (any HTTP status, a push socket handshake), or
 a failure to reach the broker (a refused, dropped or timed-out connection, a push socket that
 closed). The runner watches it: a broker that has not answered for a whole ping interval is
 gone (killed, or the network with it), and the jobs running for it are abandoned, since
-their results could not be reported (see :class:`~podbook.worker.runner.Runner`).
+their results could not be reported (see :class:`~podbook.worker._runner.Runner`).
 """
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ import signal
 from typing import Any
 
 from podbook.errors import ConfigError, PodbookError
-from podbook.worker.config import new_worker_id
-from podbook.worker.lb.apps import load_app
-from podbook.worker.lb.listen import ListenPlan
-from podbook.worker.lb.registration import Registered
-from podbook.worker.lb.server import AppServer, AppWorkerConfig
-from podbook.worker.startup import (
+from podbook.worker._config import new_worker_id
+from podbook.worker._lb.apps import load_app
+from podbook.worker._lb.listen import ListenPlan
+from podbook.worker._lb.registration import Registered
+from podbook.worker._lb.server import AppServer, AppWorkerConfig
+from podbook.worker._startup import (
     configure_logging,
     endpoint_credentials,
     fail,

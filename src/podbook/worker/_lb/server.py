@@ -21,9 +21,9 @@ import uvicorn
 
 from podbook.api.endpoints import load_balancer_url
 from podbook.errors import ConfigError
-from podbook.worker.lb.apps import WSGI
-from podbook.worker.lb.listen import LOOPBACK, ListenPlan
-from podbook.worker.lb.registration import Registered, Registration
+from podbook.worker._lb.apps import WSGI
+from podbook.worker._lb.listen import LOOPBACK, ListenPlan
+from podbook.worker._lb.registration import Registered, Registration
 
 __all__ = ["AppServer", "AppWorkerConfig"]
 

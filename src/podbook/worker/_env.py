@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from podbook.worker.config import DEFAULT_PING_INTERVAL_MS, new_worker_id, webhook_templates
+from podbook.worker._config import DEFAULT_PING_INTERVAL_MS, new_worker_id, webhook_templates
 
 __all__ = ["format_exports", "runpod_config_note", "worker_env"]
 
