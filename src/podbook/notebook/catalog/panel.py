@@ -18,7 +18,7 @@ import traitlets
 from podbook.notebook.catalog.views import gpu_finder_view
 from podbook.notebook.display import StaticView
 from podbook.notebook.panels.assets import view_asset
-from podbook.notebook.panels.base import Panel, Snapshot, now_iso, run_in_worker
+from podbook.notebook.panels.base import Panel, Snapshot, button_work, now_iso, run_in_worker
 from podbook.notebook.panels.data import to_wire
 
 if TYPE_CHECKING:
@@ -113,10 +113,9 @@ class CatalogPanel(Panel):
         run_in_worker(lambda: self._create(create, gpu_id, line))
 
     def _create(self, create: Callable[[str], Pod], gpu_id: str, line: str) -> None:
-        from podbook import errors
         from podbook.notebook.errors import describe_failure
 
-        try:
+        def created() -> None:
             pod = to_wire(create(gpu_id))
             self.created = {
                 "id": pod.get("id"),
@@ -124,13 +123,8 @@ class CatalogPanel(Panel):
                 "gpu": gpu_id,
                 "command": line,
             }
-        except errors.PodbookError as err:
-            self.error = describe_failure(err, "pod create")
-        except Exception as err:  # noqa: BLE001 - a button must never kill the worker silently
-            self.error = f"creating the pod failed: {type(err).__name__}: {err}"
-        finally:
-            self.busy = ""
-            self._changed()
+
+        button_work(self, created, "creating the pod", lambda e: describe_failure(e, "pod create"))
 
     # -- static forms -------------------------------------------------------------------------
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podbook.notebook.endpoints.rate import chunk_text
-from podbook.notebook.panels.snapshot import BOX_STYLE
+from podbook.notebook.panels.snapshot import BOX_STYLE, status_badge
+
+if TYPE_CHECKING:
+    from podbook.notebook.panels.data import JsonDict
 
 TEXT_TAIL_CHARS = 2_000
 JSON_PREVIEW_CHARS = 200
@@ -51,7 +54,7 @@ def _json_preview(value: Any, limit: int = JSON_PREVIEW_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def stream_text(tail: list[dict[str, Any]], chunks: int) -> str:
+def stream_text(tail: list[JsonDict], chunks: int) -> str:
     """The end of the stream as text: text chunks joined, other chunks as one JSON line."""
     parts = []
     for entry in tail:
@@ -66,7 +69,7 @@ def stream_text(tail: list[dict[str, Any]], chunks: int) -> str:
     return text
 
 
-def rate_text(rate: dict[str, Any]) -> str:
+def rate_text(rate: JsonDict) -> str:
     """``12.3 tok/s · 4.0 chunks/s`` plus the latest metrics, or ``""``."""
     if not rate:
         return ""
@@ -80,7 +83,7 @@ def rate_text(rate: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _error_lines(job: dict[str, Any]) -> tuple[str, str]:
+def _error_lines(job: JsonDict) -> tuple[str, str]:
     error = job.get("error") or {}
     if not error:
         return "", ""
@@ -89,11 +92,7 @@ def _error_lines(job: dict[str, Any]) -> tuple[str, str]:
 
 
 def job_text(
-    job: dict[str, Any],
-    tail: list[dict[str, Any]],
-    chunks: int,
-    rate: dict[str, Any],
-    error: str = "",
+    job: JsonDict, tail: list[JsonDict], chunks: int, rate: JsonDict, error: str = ""
 ) -> str:
     """A few readable lines: status, timings, rate, the end of the stream, the error."""
     lines = [
@@ -118,15 +117,7 @@ def job_text(
     return "\n".join(lines)
 
 
-def _badge(status: str) -> str:
-    color = _STATUS_COLORS.get(status, "#57606a")
-    return (
-        f'<span class="podbook-status" style="background:{color};color:#fff;border-radius:10px;'
-        f'padding:1px 8px;font-size:12px">{escape(status)}</span>'
-    )
-
-
-def _stream_html(tail: list[dict[str, Any]], chunks: int) -> str:
+def _stream_html(tail: list[JsonDict], chunks: int) -> str:
     hidden = chunks - len(tail)
     parts = [f"<div><i>… {hidden} earlier chunk(s)</i></div>"] if hidden > 0 else []
     text_run: list[str] = []
@@ -153,11 +144,7 @@ def _stream_html(tail: list[dict[str, Any]], chunks: int) -> str:
 
 
 def job_html(
-    job: dict[str, Any],
-    tail: list[dict[str, Any]],
-    chunks: int,
-    rate: dict[str, Any],
-    error: str = "",
+    job: JsonDict, tail: list[JsonDict], chunks: int, rate: JsonDict, error: str = ""
 ) -> str:
     """A static HTML card of one job."""
     status = str(job.get("status") or "?")
@@ -181,10 +168,11 @@ def job_html(
         f'<div class="podbook-error" style="color:#cf222e">{escape(error)}</div>' if error else ""
     )
     rate_line = rate_text(rate)
+    badge = status_badge(status, _STATUS_COLORS)
     return (
         f'<div class="podbook-job" data-status="{escape(status)}" data-chunks="{chunks}" '
         f'style="{BOX_STYLE}"><div><b>Job</b> <code>{escape(str(job.get("id", "?")))}</code> '
-        f"on <code>{escape(str(job.get('endpointId', '?')))}</code> {_badge(status)}</div>"
+        f"on <code>{escape(str(job.get('endpointId', '?')))}</code> {badge}</div>"
         f"<div>delay {escape(duration_text(job.get('delayTime')))} · execution "
         f"{escape(duration_text(job.get('executionTime')))} · {chunks} chunk(s)</div>"
         + (f'<div data-metric="tokensPerSecond">{escape(rate_line)}</div>' if rate_line else "")
@@ -192,14 +180,12 @@ def job_html(
     )
 
 
-def health_counts(health: dict[str, Any]) -> list[tuple[str, Any]]:
+def health_counts(health: JsonDict) -> list[tuple[str, Any]]:
     """``[(name, count), ...]`` in the panel's order (``-`` where the body lacks one)."""
     return [(name, (health.get(group) or {}).get(name, "-")) for group, name in HEALTH_COUNTS]
 
 
-def health_text(
-    endpoint_id: str, health: dict[str, Any], error: str = "", timeline: str = ""
-) -> str:
+def health_text(endpoint_id: str, health: JsonDict, error: str = "", timeline: str = "") -> str:
     """One endpoint's health: job and worker counts (and the worker timeline's summary)."""
     counts = health_counts(health)
     lines = [
@@ -215,9 +201,7 @@ def health_text(
     return "\n".join(lines)
 
 
-def health_html(
-    endpoint_id: str, health: dict[str, Any], error: str = "", timeline: str = ""
-) -> str:
+def health_html(endpoint_id: str, health: JsonDict, error: str = "", timeline: str = "") -> str:
     """A static HTML card of one endpoint's health (and the worker timeline's summary)."""
     cells = "".join(
         f'<td data-count="{escape(name)}" style="padding:2px 8px">'

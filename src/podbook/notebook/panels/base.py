@@ -31,6 +31,25 @@ def run_in_worker(fn: Callable[[], None]) -> Future[None]:
     return _executor.submit(fn)
 
 
+def button_work(
+    panel: Panel, work: Callable[[], object], failed: str, describe: Callable[[Exception], str]
+) -> None:
+    """Run a button's ``work`` (on a worker thread) for ``panel``, which has a ``busy`` trait:
+    a service error shows as ``describe(err)``, any other as ``"{failed} failed: ..."``; the
+    panel is no longer busy after it."""
+    from podbook.errors import PodbookError
+
+    try:
+        work()
+    except PodbookError as err:
+        panel.error = describe(err)
+    except Exception as err:  # noqa: BLE001 - a button must never kill the worker silently
+        panel.error = f"{failed} failed: {type(err).__name__}: {err}"
+    finally:
+        panel.busy = ""
+        panel._changed()
+
+
 @dataclass
 class Snapshot:
     """What one refresher tick learned, shared by every panel.

@@ -16,6 +16,15 @@ TABLE_STYLE = "border-collapse:collapse;font-size:13px"
 CELL_STYLE = "padding:2px 8px;text-align:left;border-bottom:1px solid #eaeef2"
 
 
+def status_badge(status: str, colors: Mapping[str, str]) -> str:
+    """A status as a coloured pill (``colors``: status → background; grey for the others)."""
+    color = colors.get(status, "#57606a")
+    return (
+        f'<span class="podbook-status" style="background:{color};color:#fff;border-radius:10px;'
+        f'padding:1px 8px;font-size:12px">{escape(status)}</span>'
+    )
+
+
 def error_html(error: str) -> str:
     """The red error line of a static form; "" without an error."""
     if not error:

@@ -88,35 +88,24 @@ class PanelGuard:
         if panel.status != "RUNNING":
             panel.error = f"the guard runs only while the pod is RUNNING (it is {panel.status})."
             return
-        if panel.busy:
-            panel.error = f"wait until {panel.busy} has finished."
-            return
-        if panel.client is None:
-            panel.error = "this panel has no client; show the pod with %pod show ID."
-            return
-        panel.busy = "extend" if op == "extend" else "keep running"
-        panel.error = ""
-        from podbook.notebook.panels.base import run_in_worker
+        if panel.claim("extend" if op == "extend" else "keep running"):
+            from podbook.notebook.panels.base import run_in_worker
 
-        run_in_worker(lambda: self._send(op))
+            run_in_worker(lambda: self._send(op))
 
     def _send(self, op: str) -> None:
-        from podbook.errors import PodbookError
         from podbook.guard.control import extend, keep_running
+        from podbook.notebook.panels.base import button_work
 
         panel = self.panel
-        try:
+
+        def send() -> None:
             if op == "extend":
                 extend(panel.pod_id, EXTEND_BY, client=panel.client)
             else:
                 keep_running(panel.pod_id, client=panel.client)
-        except PodbookError as err:
-            panel.error = str(err).splitlines()[0]
-        except Exception as err:  # noqa: BLE001 - a button must never kill the worker silently
-            panel.error = f"{op} failed: {type(err).__name__}: {err}"
-        finally:
-            panel.busy = ""
-            panel._changed()
+
+        button_work(panel, send, op, lambda err: str(err).splitlines()[0])
 
 
 def static_guard(client: Any, pod: dict[str, Any]) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 import traitlets
 
 from podbook.notebook.panels.assets import view_asset
-from podbook.notebook.panels.base import Panel, Snapshot, run_in_worker
+from podbook.notebook.panels.base import Panel, Snapshot, button_work, run_in_worker
 from podbook.notebook.panels.data import FINAL_POD_STATUSES, pod_state, terminated
 from podbook.notebook.pods.guardwatch import PanelGuard
 from podbook.notebook.pods.logfollow import LogFollower
@@ -122,19 +122,29 @@ class PodPanel(Panel):
                 f"{action!r} is not possible while the pod is {self.status}; allowed: {choices}."
             )
             return
+        if self.claim(action):
+            run_in_worker(lambda: self._run_action(action))
+
+    def claim(self, busy: str) -> bool:
+        """Mark the panel ``busy`` as a button's work starts; False, with the reason in
+        ``error``, while other work runs or without a client."""
         if self.busy:
             self.error = f"wait until {self.busy} has finished."
-            return
+            return False
         if self.client is None:
             self.error = "this panel has no client; show the pod with %pod show ID."
-            return
-        self.busy = action
+            return False
+        self.busy = busy
         self.error = ""
-        run_in_worker(lambda: self._run_action(action))
+        return True
 
     def _run_action(self, action: str) -> None:
-        from podbook import errors
         from podbook.notebook.errors import describe_failure
+
+        button_work(self, lambda: self._act(action), action, describe_failure)
+
+    def _act(self, action: str) -> None:
+        from podbook import errors
 
         try:
             result = getattr(self.client.pods, action)(self.pod_id)
@@ -152,13 +162,6 @@ class PodPanel(Panel):
                 self.pod = terminated(self.pod)
                 self.error = "the pod no longer exists."
                 self._touched_locally()
-        except errors.PodbookError as err:
-            self.error = describe_failure(err)
-        except Exception as err:  # noqa: BLE001 - a button must never kill the worker silently
-            self.error = f"{action} failed: {type(err).__name__}: {err}"
-        finally:
-            self.busy = ""
-            self._changed()
 
     # -- static forms -----------------------------------------------------------------------
 

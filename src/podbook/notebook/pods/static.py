@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 from podbook.notebook.billing.podspend import spend_text
 from podbook.notebook.panels.data import cost_text, http_links, shape_text, ssh_commands
-from podbook.notebook.panels.snapshot import BOX_STYLE, CELL_STYLE, TABLE_STYLE, error_html
+from podbook.notebook.panels.snapshot import (
+    BOX_STYLE,
+    CELL_STYLE,
+    TABLE_STYLE,
+    error_html,
+    status_badge,
+)
 from podbook.notebook.pods.podcosts import list_rows, list_summary, summary_text
 
 if TYPE_CHECKING:
@@ -25,14 +31,6 @@ _STATUS_COLORS = {
     "ERROR": "#cf222e",
     "TERMINATED": "#6e7781",
 }
-
-
-def _badge(status: str) -> str:
-    color = _STATUS_COLORS.get(status, "#57606a")
-    return (
-        f'<span class="podbook-status" style="background:{color};color:#fff;border-radius:10px;'
-        f'padding:1px 8px;font-size:12px">{escape(status)}</span>'
-    )
 
 
 def _rows(pairs: list[tuple[str, str]]) -> str:
@@ -51,10 +49,7 @@ def guard_text(pod: JsonDict, guard: JsonDict | None) -> str | None:
 
 
 def pod_text(
-    pod: JsonDict,
-    error: str = "",
-    spend: JsonDict | None = None,
-    guard: JsonDict | None = None,
+    pod: JsonDict, error: str = "", spend: JsonDict | None = None, guard: JsonDict | None = None
 ) -> str:
     """A few readable lines describing one pod (``spend``, ``guard``: the panel's traits)."""
     lines = [
@@ -81,13 +76,11 @@ def pod_text(
 
 
 def pod_html(
-    pod: JsonDict,
-    error: str = "",
-    spend: JsonDict | None = None,
-    guard: JsonDict | None = None,
+    pod: JsonDict, error: str = "", spend: JsonDict | None = None, guard: JsonDict | None = None
 ) -> str:
     """A static HTML card for one pod (``spend``, ``guard``: the panel's traits)."""
     status = str(pod.get("status", "?"))
+    badge = status_badge(status, _STATUS_COLORS)
     ssh = "".join(
         f'<div data-ssh="{kind}">{kind}: <code>{escape(command)}</code></div>'
         for kind, command in ssh_commands(pod).items()
@@ -120,7 +113,7 @@ def pod_html(
         f'<div class="podbook-pod" data-status="{escape(status)}" '
         f'data-pod-id="{escape(str(pod.get("id", "")))}" style="{BOX_STYLE}">'
         f"<div><b>{escape(str(pod.get('name', '?')))}</b> "
-        f"<code>{escape(str(pod.get('id', '?')))}</code> {_badge(status)}</div>"
+        f"<code>{escape(str(pod.get('id', '?')))}</code> {badge}</div>"
         f'<table style="{TABLE_STYLE}">{_rows(pairs)}</table>{error_html(error)}</div>'
     )
 
