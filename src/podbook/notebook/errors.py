@@ -168,8 +168,11 @@ def one_line_errors(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextmanager
-def user_facing_errors(magic: str = "pod") -> Iterator[None]:
-    """Re-raise podbook's errors as :class:`UsageError` / :class:`ServiceError`.
+def user_facing_errors(
+    magic: str = "pod", describe: Callable[[BaseException, str], str] = describe_failure
+) -> Iterator[None]:
+    """Re-raise podbook's errors as :class:`UsageError` / :class:`ServiceError`, in one line
+    (``describe(err, magic)``).
 
     ``InvalidRequest`` (refused before sending) is a user mistake; everything else from the
     service or the network is a :class:`ServiceError`.
@@ -181,8 +184,8 @@ def user_facing_errors(magic: str = "pod") -> Iterator[None]:
     except UsageError:
         raise
     except errors.InvalidRequest as err:
-        raise UsageError(describe_failure(err, magic)) from None
+        raise UsageError(describe(err, magic)) from None
     except errors.RemoteExecutionError:
         raise  # the code failed in the pod: IPython shows the remote traceback
     except errors.PodbookError as err:
-        raise ServiceError(describe_failure(err, magic)) from None
+        raise ServiceError(describe(err, magic)) from None

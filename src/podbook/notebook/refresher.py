@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from podbook.client import Client
     from podbook.notebook.panels.base import Snapshot
+    from podbook.notebook.panels.data import JsonDict
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +244,6 @@ class Refresher:
             panel.set_connection(state)
 
     def _fetch(self, client: Client, panels: list[RefreshedPanel]) -> tuple[Snapshot, int]:
-        from podbook import errors
         from podbook.notebook.panels.base import Snapshot
         from podbook.notebook.panels.data import pod_state, records, to_wire
 
@@ -251,28 +251,41 @@ class Refresher:
         needs = set().union(*(p.needs for p in panels))
         calls = 0
         if "pods" in needs:
-            pods = records(client.pods.list(include_cluster_pods=True), "pods")
-            calls += 1
-            snapshot.pods = {(state := pod_state(p))["id"]: state for p in pods}
+            listed = records(client.pods.list(include_cluster_pods=True), "pods")
             watched = set().union(*(p.watched_pod_ids() for p in panels))
-            for pod_id in sorted(watched - snapshot.pods.keys()):
-                calls += 1
-                try:
-                    snapshot.pods[pod_id] = pod_state(client.pods.get(pod_id))
-                except errors.NotFound:
-                    snapshot.gone_pods.add(pod_id)
+            snapshot.pods, snapshot.gone_pods, reads = _by_id(
+                listed, watched, client.pods.get, pod_state
+            )
+            calls += 1 + reads
         if "clusters" in needs:
-            clusters = records(client.clusters.list(), "clusters")
-            calls += 1
-            snapshot.clusters = {(c := to_wire(x))["id"]: c for x in clusters}
+            listed = records(client.clusters.list(), "clusters")
             watched = set().union(*(p.watched_cluster_ids() for p in panels))
-            for cluster_id in sorted(watched - snapshot.clusters.keys()):
-                calls += 1
-                try:
-                    snapshot.clusters[cluster_id] = to_wire(client.clusters.get(cluster_id))
-                except errors.NotFound:
-                    snapshot.gone_clusters.add(cluster_id)
+            snapshot.clusters, snapshot.gone_clusters, reads = _by_id(
+                listed, watched, client.clusters.get, to_wire
+            )
+            calls += 1 + reads
         from podbook.notebook.endpoints.polling import poll_queue_panels
 
         calls += poll_queue_panels(client, panels)  # job status and endpoint health
         return snapshot, calls
+
+
+def _by_id(
+    listed: Iterable[object],
+    watched: set[str],
+    get: Callable[[str], object],
+    state: Callable[[object], JsonDict],
+) -> tuple[dict[str, JsonDict], set[str], int]:
+    """A listing as ``state`` dicts by ID, with the ``watched`` IDs it lacks read one by one;
+    the IDs of those gone (404) and how many reads that took."""
+    from podbook import errors
+
+    found = {(item := state(x))["id"]: item for x in listed}
+    gone: set[str] = set()
+    missing = sorted(watched - found.keys())
+    for ident in missing:
+        try:
+            found[ident] = state(get(ident))
+        except errors.NotFound:
+            gone.add(ident)
+    return found, gone, len(missing)

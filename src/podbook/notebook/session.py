@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from podbook.notebook.display import Presenter
 
@@ -17,6 +18,40 @@ if TYPE_CHECKING:
     from podbook.client import Client
 
 T = TypeVar("T")
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class PerSession(Generic[C]):
+    """One ``C`` per notebook session, made by ``make(session)`` on first use (:meth:`of`)
+    and closed when the session ends (:meth:`close`)."""
+
+    def __init__(self, make: Callable[[Any], C]) -> None:
+        self._make = make
+        self._items: weakref.WeakKeyDictionary[Any, C] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def of(self, session: Any) -> C:
+        """The ``C`` of ``session`` (made now the first time)."""
+        with self._lock:
+            item = self._items.get(session)
+            if item is None:
+                item = self._items[session] = self._make(session)
+            return item
+
+    def close(self, session: Any) -> None:
+        """Close and forget the ``C`` of ``session``, if it has one."""
+        if session is None:
+            return
+        with self._lock:
+            item = self._items.pop(session, None)
+        if item is not None:
+            item.close()
 
 
 def _resend_settled_panels(*_: Any) -> None:

@@ -9,8 +9,9 @@ the conversation's ``pending`` turn; the next question on the same endpoint wait
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Any
+
+from podbook.notebook.session import PerSession
 
 __all__ = ["ChatHistory", "Conversation", "Conversations", "close_conversations", "for_session"]
 
@@ -97,24 +98,14 @@ class Conversations:
                 conversation.pending.stop()
 
 
-_sessions: weakref.WeakKeyDictionary[Any, Conversations] = weakref.WeakKeyDictionary()
-_sessions_lock = threading.Lock()
+_sessions: PerSession[Conversations] = PerSession(lambda _session: Conversations())
 
 
 def for_session(session: Any) -> Conversations:
     """The :class:`Conversations` of a notebook session (created on first use)."""
-    with _sessions_lock:
-        conversations = _sessions.get(session)
-        if conversations is None:
-            conversations = _sessions[session] = Conversations()
-        return conversations
+    return _sessions.of(session)
 
 
 def close_conversations(session: Any) -> None:
     """Stop the streaming turns of ``session`` and forget its conversations."""
-    if session is None:
-        return
-    with _sessions_lock:
-        conversations = _sessions.pop(session, None)
-    if conversations is not None:
-        conversations.close()
+    _sessions.close(session)

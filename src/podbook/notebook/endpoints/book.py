@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from podbook.notebook.display import PanelDisplay, StaticView
+from podbook.notebook.session import PerSession
 
 if TYPE_CHECKING:
     from podbook.notebook.session import NotebookSession
@@ -168,24 +168,14 @@ class JobBook:
                     stop()
 
 
-_books: weakref.WeakKeyDictionary[NotebookSession, JobBook] = weakref.WeakKeyDictionary()
-_books_lock = threading.Lock()
+_books: PerSession[JobBook] = PerSession(JobBook)
 
 
 def book_for(session: NotebookSession) -> JobBook:
     """The :class:`JobBook` of a notebook session (created on first use)."""
-    with _books_lock:
-        book = _books.get(session)
-        if book is None:
-            book = _books[session] = JobBook(session)
-        return book
+    return _books.of(session)
 
 
 def close_book(session: NotebookSession) -> None:
     """Stop the jobs part of ``session`` (called when the extension unloads)."""
-    if session is None:
-        return
-    with _books_lock:
-        book = _books.pop(session, None)
-    if book is not None:
-        book.close()
+    _books.close(session)

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from IPython.core.error import UsageError
-
-from podbook.notebook.errors import ServiceError, describe_failure
+from podbook.notebook.errors import describe_failure, user_facing_errors
 
 UNKNOWN_ENDPOINT = (
     "check the endpoint ID (built-in: echo, stream-demo; serve your own with "
@@ -43,13 +41,5 @@ def describe_job_failure(err: BaseException, magic: str) -> str:
 @contextmanager
 def job_errors(magic: str) -> Iterator[None]:
     """Re-raise podbook's errors as one-line :class:`UsageError` / :class:`ServiceError`."""
-    from podbook import errors
-
-    try:
+    with user_facing_errors(magic, describe_job_failure):
         yield
-    except UsageError:
-        raise
-    except errors.InvalidRequest as err:
-        raise UsageError(describe_job_failure(err, magic)) from None
-    except errors.PodbookError as err:
-        raise ServiceError(describe_job_failure(err, magic)) from None

@@ -43,34 +43,37 @@ def run_job(book: JobBook, command: RunJobCommand, job_input: dict[str, Any]) ->
     return show_job(book, job, FOLLOW_BY_MODE[command.mode])
 
 
+def _on_job(
+    book: JobBook, command: JobCommand, update: Callable[[Any, Any], None], follow: str
+) -> Any:
+    """Call the job's method named by the command's verb, hand the record it returns to the
+    job's panel if one is shown (``update``), and show the job (``follow``: how)."""
+    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
+    record = getattr(job, command.verb)()
+    panel = book.known_panel(job.endpoint_id, job.id)
+    if panel is not None:
+        update(panel, record)
+    return show_job(book, job, follow)
+
+
 def job_status(book: JobBook, command: JobCommand) -> Any:
     """``%job status``: the job's current record in its panel (followed until it ends)."""
-    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
-    record = job.status()
-    panel = book.known_panel(job.endpoint_id, job.id)
-    if panel is not None and not panel.streaming:
-        panel.apply_queue(record)
-    return show_job(book, job, "poll")
+
+    def update(panel: Any, record: Any) -> None:
+        if not panel.streaming:
+            panel.apply_queue(record)
+
+    return _on_job(book, command, update, "poll")
 
 
 def job_cancel(book: JobBook, command: JobCommand) -> Any:
     """``%job cancel``: cancel a queued or running job; its panel shows CANCELLED."""
-    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
-    record = job.cancel()
-    panel = book.known_panel(job.endpoint_id, job.id)
-    if panel is not None:
-        panel.apply_queue(record)
-    return show_job(book, job, "poll")
+    return _on_job(book, command, lambda panel, record: panel.apply_queue(record), "poll")
 
 
 def job_retry(book: JobBook, command: JobCommand) -> Any:
     """``%job retry``: queue a FAILED/TIMED_OUT job again and stream it in its panel."""
-    job = book.session.client.endpoint(command.endpoint_id).job(command.job_id)
-    record = job.retry()
-    panel = book.known_panel(job.endpoint_id, job.id)
-    if panel is not None:
-        panel.restart(record)
-    return show_job(book, job, "stream")
+    return _on_job(book, command, lambda panel, record: panel.restart(record), "stream")
 
 
 def endpoint_health(book: JobBook, command: EndpointCommand) -> EndpointHealth:

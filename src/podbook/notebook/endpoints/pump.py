@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from podbook.notebook.endpoints.rate import RateMeter
@@ -34,6 +35,7 @@ FLUSH_INTERVAL = 0.075
 IDLE_TICK = 0.5
 
 
+@dataclass(eq=False)
 class StreamPump:
     """Follows one stream: ``open_stream()`` yields the ``/stream`` answers (objects with
     ``status`` and ``stream``, a list of ``{output, metrics}`` chunks) until the job ended.
@@ -43,32 +45,24 @@ class StreamPump:
     ended normally) and ``status`` the last status the stream reported.
     """
 
-    def __init__(
-        self,
-        open_stream: Callable[[], Iterable[Any]],
-        flush: Callable[[bool], None],
-        buffer: StreamBuffer,
-        meter: RateMeter,
-        *,
-        name: str = "podbook-stream",
-    ) -> None:
-        self._open_stream = open_stream
-        self._flush = flush
-        self.buffer = buffer
-        self.meter = meter
-        self.status: str | None = None
-        self.failure: BaseException | None = None
-        self._name = name
-        self._data = threading.Event()
-        self._done = threading.Event()
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
+    open_stream: Callable[[], Iterable[Any]]
+    flush: Callable[[bool], None]
+    buffer: StreamBuffer
+    meter: RateMeter
+    _: KW_ONLY
+    name: str = "podbook-stream"
+    status: str | None = field(default=None, init=False)
+    failure: BaseException | None = field(default=None, init=False)
+    _data: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _done: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _threads: list[threading.Thread] = field(default_factory=list, init=False, repr=False)
 
     def start(self) -> StreamPump:
         """Start the reader and the flusher threads."""
         self._threads = [
-            threading.Thread(target=self._read, name=f"{self._name}-reader", daemon=True),
-            threading.Thread(target=self._flush_loop, name=f"{self._name}-flusher", daemon=True),
+            threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True),
+            threading.Thread(target=self._flush_loop, name=f"{self.name}-flusher", daemon=True),
         ]
         for thread in self._threads:
             thread.start()
@@ -99,7 +93,7 @@ class StreamPump:
 
     def _read(self) -> None:
         try:
-            for answer in self._open_stream():
+            for answer in self.open_stream():
                 if self._stopping.is_set():
                     return
                 chunks = getattr(answer, "stream", None)
@@ -141,7 +135,7 @@ class StreamPump:
                 return
             final = self._done.is_set()
             try:
-                self._flush(final)
+                self.flush(final)
             except Exception as err:  # noqa: BLE001 - the flusher must survive a bad flush
                 log.debug("podbook stream flush failed: %s", err)
             if final:
