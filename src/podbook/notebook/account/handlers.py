@@ -1,18 +1,31 @@
 """What each subcommand of ``%template``, ``%volume``, ``%registry`` and ``%sshkey`` does:
-call the client, show a static view, return the object. One small function per subcommand."""
+call the client, show a static view, return the object. A :class:`Resource` does what is the
+same for templates, volumes and registries (create, list, show, update, delete); one small
+function each of the others."""
 
 from __future__ import annotations
 
 import getpass
 import os
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import UsageError
 
+from podbook.api.account import CreateNetworkVolumeRequest, CreateRegistryRequest
+from podbook.api.delegations import CreateDelegationRequest
+from podbook.api.templates import (
+    CreateTemplateRequest,
+    UpdateNetworkVolumeRequest,
+    UpdateTemplateRequest,
+)
 from podbook.notebook.account import sshkeys, views
 from podbook.notebook.account.commands import AccountCommand
 from podbook.notebook.session import NotebookSession
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 Handler = Callable[[NotebookSession, AccountCommand], object]
 T = TypeVar("T")
@@ -29,15 +42,74 @@ def _deleted(session: NotebookSession, obj: T, kind: str, ident: str) -> T:
     return obj
 
 
-# ---------------------------------------------------------------------------- templates
+@dataclass(frozen=True)
+class Resource:
+    """An account resource as its magic handles it: the client's resource (``attr``), what a
+    delete notes (``kind``), how one and a list show, and the request models."""
+
+    attr: str
+    kind: str
+    view: Callable[[Any], object]
+    list_view: Callable[[Any], object]
+    rows: type[list]
+    create_model: type[BaseModel] | None = None
+    update_model: type[BaseModel] | None = None
+
+    def of(self, session: NotebookSession) -> Any:
+        """The client's resource."""
+        return getattr(session.client, self.attr)
+
+    def create(self, session: NotebookSession, command: AccountCommand) -> object:
+        """``create``: the request from the command's fields."""
+        made = self.of(session).create(command.request(self.create_model))
+        return _show(session, made, self.view)
+
+    def listing(self, session: NotebookSession, command: AccountCommand) -> object:
+        """``list``."""
+        return _show(session, self.rows(self.of(session).list()), self.list_view)
+
+    def show(self, session: NotebookSession, command: AccountCommand) -> object:
+        """``show ID``."""
+        return _show(session, self.of(session).get(command.ident), self.view)
+
+    def update(self, session: NotebookSession, command: AccountCommand) -> object:
+        """``update ID --flag ...``."""
+        request = command.request(self.update_model)
+        return _show(session, self.of(session).update(command.ident, request), self.view)
+
+    def delete(self, session: NotebookSession, command: AccountCommand) -> object:
+        """``delete ID``: notes the delete and returns the object as it was."""
+        resource = self.of(session)
+        gone = resource.get(command.ident)
+        resource.delete(command.ident)
+        return _deleted(session, gone, self.kind, command.ident or "")
 
 
-def create_template(session: NotebookSession, command: AccountCommand) -> object:
-    """``%template create``."""
-    from podbook.api.templates import CreateTemplateRequest
-
-    template = session.client.templates.create(command.request(CreateTemplateRequest))
-    return _show(session, template, views.template_view)
+TEMPLATES = Resource(
+    "templates",
+    "template",
+    views.template_view,
+    views.template_list_view,
+    views.TemplateRows,
+    CreateTemplateRequest,
+    UpdateTemplateRequest,
+)
+VOLUMES = Resource(
+    "network_volumes",
+    "network volume",
+    views.volume_view,
+    views.volume_list_view,
+    views.VolumeRows,
+    CreateNetworkVolumeRequest,
+    UpdateNetworkVolumeRequest,
+)
+REGISTRIES = Resource(
+    "registries",
+    "registry credential",
+    views.registry_view,
+    views.registry_list_view,
+    views.RegistryRows,
+)
 
 
 def list_templates(session: NotebookSession, command: AccountCommand) -> views.TemplateRows:
@@ -47,65 +119,6 @@ def list_templates(session: NotebookSession, command: AccountCommand) -> views.T
     rows = views.TemplateRows(client.catalog.templates() if public else client.templates.list())
     rows.public = public
     return _show(session, rows, views.template_list_view)
-
-
-def show_template(session: NotebookSession, command: AccountCommand) -> object:
-    """``%template show ID`` (own or public)."""
-    return _show(session, session.client.templates.get(command.ident), views.template_view)
-
-
-def update_template(session: NotebookSession, command: AccountCommand) -> object:
-    """``%template update ID --flag ...``."""
-    from podbook.api.templates import UpdateTemplateRequest
-
-    request = command.request(UpdateTemplateRequest)
-    template = session.client.templates.update(command.ident, request)
-    return _show(session, template, views.template_view)
-
-
-def delete_template(session: NotebookSession, command: AccountCommand) -> object:
-    """``%template delete ID``: returns the template as it was."""
-    template = session.client.templates.get(command.ident)
-    session.client.templates.delete(command.ident)
-    return _deleted(session, template, "template", command.ident or "")
-
-
-# ---------------------------------------------------------------------------- volumes
-
-
-def create_volume(session: NotebookSession, command: AccountCommand) -> object:
-    """``%volume create``."""
-    from podbook.api.account import CreateNetworkVolumeRequest
-
-    volume = session.client.network_volumes.create(command.request(CreateNetworkVolumeRequest))
-    return _show(session, volume, views.volume_view)
-
-
-def list_volumes(session: NotebookSession, command: AccountCommand) -> views.VolumeRows:
-    """``%volume list``."""
-    rows = views.VolumeRows(session.client.network_volumes.list())
-    return _show(session, rows, views.volume_list_view)
-
-
-def show_volume(session: NotebookSession, command: AccountCommand) -> object:
-    """``%volume show ID``."""
-    return _show(session, session.client.network_volumes.get(command.ident), views.volume_view)
-
-
-def update_volume(session: NotebookSession, command: AccountCommand) -> object:
-    """``%volume update ID [--name] [--size]``."""
-    from podbook.api.templates import UpdateNetworkVolumeRequest
-
-    request = command.request(UpdateNetworkVolumeRequest)
-    volume = session.client.network_volumes.update(command.ident, request)
-    return _show(session, volume, views.volume_view)
-
-
-def delete_volume(session: NotebookSession, command: AccountCommand) -> object:
-    """``%volume delete ID``: returns the volume as it was."""
-    volume = session.client.network_volumes.get(command.ident)
-    session.client.network_volumes.delete(command.ident)
-    return _deleted(session, volume, "network volume", command.ident or "")
 
 
 # ---------------------------------------------------------------------------- registries
@@ -137,31 +150,14 @@ def read_password(env_var: str | None, username: str) -> str:
 
 def create_registry(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry create --name N --username U [--password-env VAR]``."""
-    from podbook.api.account import CreateRegistryRequest
-
     password = read_password(command.options.get("password_env"), command.fields["username"])
     request = command.request(CreateRegistryRequest, password=password)
     del password
     return _show(session, session.client.registries.create(request), views.registry_view)
 
 
-def list_registries(session: NotebookSession, command: AccountCommand) -> views.RegistryRows:
-    """``%registry list``."""
-    rows = views.RegistryRows(session.client.registries.list())
-    return _show(session, rows, views.registry_list_view)
-
-
-def delete_registry(session: NotebookSession, command: AccountCommand) -> object:
-    """``%registry delete ID`` (refused while a pod uses it)."""
-    registry = session.client.registries.get(command.ident)
-    session.client.registries.delete(command.ident)
-    return _deleted(session, registry, "registry credential", command.ident or "")
-
-
 def delegate(session: NotebookSession, command: AccountCommand) -> object:
     """``%registry delegate --resource ARN [--name N]``: register an ECR delegation."""
-    from podbook.api.delegations import CreateDelegationRequest
-
     made = session.client.registries.create_delegation(command.request(CreateDelegationRequest))
     return _show(session, made, views.delegation_view)
 
@@ -213,23 +209,23 @@ def remove_keys(session: NotebookSession, command: AccountCommand) -> object:
 
 HANDLERS: dict[str, dict[str, Handler]] = {
     "template": {
-        "create": create_template,
+        "create": TEMPLATES.create,
         "list": list_templates,
-        "show": show_template,
-        "update": update_template,
-        "delete": delete_template,
+        "show": TEMPLATES.show,
+        "update": TEMPLATES.update,
+        "delete": TEMPLATES.delete,
     },
     "volume": {
-        "create": create_volume,
-        "list": list_volumes,
-        "show": show_volume,
-        "update": update_volume,
-        "delete": delete_volume,
+        "create": VOLUMES.create,
+        "list": VOLUMES.listing,
+        "show": VOLUMES.show,
+        "update": VOLUMES.update,
+        "delete": VOLUMES.delete,
     },
     "registry": {
         "create": create_registry,
-        "list": list_registries,
-        "delete": delete_registry,
+        "list": REGISTRIES.listing,
+        "delete": REGISTRIES.delete,  # refused while a pod uses it
         "delegate": delegate,
         "delegations": list_delegations,
         "revoke": revoke_delegation,
