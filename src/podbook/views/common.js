@@ -191,3 +191,12 @@ export function patchChildren(parent, nodes) {
   });
   while (parent.children.length > nodes.length) parent.lastElementChild.remove();
 }
+
+/** The "updated HH:MM:SS" line under a live panel (the `updated` trait), or null before one. */
+export function updatedFooter(model) {
+  const updated = model.get("updated");
+  if (!updated) return null;
+  const time = new Date(updated);
+  const text = Number.isNaN(time.getTime()) ? updated : time.toLocaleTimeString();
+  return h("div", { class: "podbook-updated", text: `updated ${text}` });
+}

@@ -10,7 +10,7 @@
 // tick count once). The timeline is drawn as it comes: one lane per worker (starting, idle,
 // running, gone) under the queue depth, on one time axis ending at the latest sample.
 
-import { h, notices, onTraits, patchChildren } from "./common.js";
+import { h, notices, onTraits, patchChildren, updatedFooter } from "./common.js";
 
 /** How many refreshes the queue-depth sparkline remembers. */
 export const SPARK_SAMPLES = 40;
@@ -394,14 +394,6 @@ function timelineSection(timeline) {
   );
 }
 
-function footer(model) {
-  const updated = model.get("updated");
-  if (!updated) return null;
-  const time = new Date(updated);
-  const text = Number.isNaN(time.getTime()) ? updated : time.toLocaleTimeString();
-  return h("div", { class: "podbook-updated", text: `updated ${text}` });
-}
-
 /** Renders the health panel into `el`; returns the cleanup that anywidget calls on dispose. */
 function render({ model, el }) {
   const root = h("div", { class: "podbook podbook-health" });
@@ -446,7 +438,7 @@ function render({ model, el }) {
         group("Workers", health.workers || {}, WORKER_COUNTS, EXTRA_WORKER_COUNTS),
         queueSection(samples),
         timelineSection(model.get("timeline")),
-        footer(model),
+        updatedFooter(model),
       ].filter(Boolean),
     );
   }

@@ -303,10 +303,7 @@ class StreamArea {
         this.floor = firstHeld;
         this.next = firstHeld;
       } else {
-        const marker = this.marker(this.next, firstHeld, false);
-        this.body.append(marker.node);
-        this.entries.push(marker);
-        this.next = firstHeld;
+        this.markGapTo(firstHeld, false);
       }
       this.drainPending();
     }
@@ -330,13 +327,18 @@ class StreamArea {
    */
   skipTo(index) {
     if (!(index > this.next)) return;
-    const marker = this.marker(this.next, index, true);
-    this.body.append(marker.node);
-    this.entries.push(marker);
-    this.next = index;
+    this.markGapTo(index, true);
     this.drainPending();
     this.updateHiddenLine();
     this.onChange();
+  }
+
+  /** Shows a gap marker for the chunks from `next` to `index - 1`, and goes on from `index`. */
+  markGapTo(index, open) {
+    const marker = this.marker(this.next, index, open);
+    this.body.append(marker.node);
+    this.entries.push(marker);
+    this.next = index;
   }
 
   /** A gap marker entry for chunks `a..b-1`; `open` ones are still waited for (in `holes`). */

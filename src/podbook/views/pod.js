@@ -26,6 +26,7 @@ import {
   onTraits,
   fact,
   patchChildren,
+  updatedFooter,
 } from "./common.js";
 
 const ACTION_LABELS = {
@@ -422,14 +423,6 @@ function actionsSection(model, pod, state, rerender) {
   return buttons.length ? h("div", { class: "podbook-actions" }, buttons) : null;
 }
 
-function footer(model) {
-  const updated = model.get("updated");
-  if (!updated) return null;
-  const time = new Date(updated);
-  const text = Number.isNaN(time.getTime()) ? updated : time.toLocaleTimeString();
-  return h("div", { class: "podbook-updated", text: `updated ${text}` });
-}
-
 const TABS = [
   ["overview", "Overview"],
   ["logs", "Logs"],
@@ -533,8 +526,14 @@ function render({ model, el }) {
     if (state.tab === "logs") {
       patchChildren(
         root,
-        [header(pod), spend(pod), ...notices(model), tabBar(state.tab, selectTab), logs.box, footer(model)]
-          .filter(Boolean),
+        [
+          header(pod),
+          spend(pod),
+          ...notices(model),
+          tabBar(state.tab, selectTab),
+          logs.box,
+          updatedFooter(model),
+        ].filter(Boolean),
       );
       return;
     }
@@ -553,7 +552,7 @@ function render({ model, el }) {
         utilizationSection(pod),
         envSection(pod, state),
         actionsSection(model, pod, state, rerender),
-        footer(model),
+        updatedFooter(model),
       ].filter(Boolean),
     );
   }
