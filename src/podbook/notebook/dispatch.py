@@ -8,7 +8,7 @@ next call starts it again) and store the result under ``-o NAME``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from podbook.notebook import parsing
 from podbook.notebook.errors import user_facing_errors
@@ -16,6 +16,8 @@ from podbook.notebook.errors import user_facing_errors
 if TYPE_CHECKING:
     from podbook.notebook.magics import PodMagics
     from podbook.notebook.session import NotebookSession
+
+T = TypeVar("T")
 
 Handler = Callable[["NotebookSession", Any], object]
 """What a subcommand does: ``handler(session, command)`` returns the magic's result."""
@@ -37,7 +39,11 @@ def run_line(
     parsing.take_cell(magic, name, command, cell)
     with user_facing_errors(f"{magic} {name}"), magics.forget_a_stopped_emulator():
         result = handlers[name](magics.session, command)
-    output = getattr(command, "output", None)
+    return store_output(magics.shell, getattr(command, "output", None), result)
+
+
+def store_output(shell: Any, output: str | None, result: T) -> T:
+    """``-o NAME``: also store ``result`` in the user namespace as ``NAME``; returns it."""
     if output:
-        magics.shell.user_ns[output] = result
+        shell.user_ns[output] = result
     return result

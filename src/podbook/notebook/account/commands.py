@@ -14,6 +14,7 @@ from podbook.notebook.parsing import (
     MagicArgumentParser,
     Subcommand,
     add_output_argument,
+    magic_parser,
 )
 from podbook.notebook.values import (
     COMMA_LIST,
@@ -74,10 +75,6 @@ class AccountCommand:
         return request_model(model, cleared=self.cleared, **self.fields, **more)
 
 
-def _parser(prog: str, description: str) -> MagicArgumentParser:
-    return MagicArgumentParser(prog=prog, description=description)
-
-
 def _ident(parser: argparse.ArgumentParser, what: str, listing: str) -> None:
     listing = listing.replace("%", "%%")  # argparse formats help with %
     parser.add_argument("ident", metavar="ID", help=f"the {what}'s ID (see {listing})")
@@ -135,15 +132,15 @@ def _template_fields_given(ns: argparse.Namespace) -> dict[str, Any]:
 
 def build_template_subcommands() -> dict[str, Subcommand]:
     """``%template create|list|show|update|delete``."""
-    create = _parser("%template create", "Create a template (a preset for pods or endpoints).")
+    create = magic_parser("%template create", "Create a template (a preset for pods or endpoints).")
     _template_fields(create, create=True)
     add_output_argument(create)
-    update = _parser("%template update", "Change some fields of one of your templates.")
+    update = magic_parser("%template update", "Change some fields of one of your templates.")
     _ident(update, "template", "%template list")
     _template_fields(update, create=False)
     update.add_argument("--no-registry", action="store_true", help="drop the registry")
     add_output_argument(update)
-    listing = _parser("%template list", "List your templates (or the public catalog's).")
+    listing = magic_parser("%template list", "List your templates (or the public catalog's).")
     listing.add_argument("--public", action="store_true", help="the public catalog templates")
     add_output_argument(listing)
 
@@ -178,7 +175,7 @@ def build_template_subcommands() -> dict[str, Subcommand]:
 def _by_id(what: str, listing: str, verbs: tuple[str, ...]) -> dict[str, Subcommand]:
     commands = {}
     for verb in verbs:
-        parser = _parser(f"%{what} {verb}", f"{verb.capitalize()} one {what}.")
+        parser = magic_parser(f"%{what} {verb}", f"{verb.capitalize()} one {what}.")
         _ident(parser, what, listing)
         add_output_argument(parser)
         commands[verb] = Subcommand(
@@ -194,18 +191,18 @@ def _by_id(what: str, listing: str, verbs: tuple[str, ...]) -> dict[str, Subcomm
 
 def build_volume_subcommands() -> dict[str, Subcommand]:
     """``%volume create|list|show|update|delete``."""
-    create = _parser("%volume create", "Create a network volume in one data center.")
+    create = magic_parser("%volume create", "Create a network volume in one data center.")
     create.add_argument("--name", required=True, help="the volume's name")
     create.add_argument("--size", type=POSITIVE_INT, required=True, metavar="GB", help="10-4096")
     create.add_argument("--dc", required=True, metavar="DC_ID", help="data center, e.g. EU-RO-1")
     create.add_argument("--type", type=_choice(VOLUME_TYPES), metavar="|".join(VOLUME_TYPES))
     add_output_argument(create)
-    update = _parser("%volume update", "Rename a volume or grow it (it never shrinks).")
+    update = magic_parser("%volume update", "Rename a volume or grow it (it never shrinks).")
     _ident(update, "volume", "%volume list")
     update.add_argument("--name", help="a new name")
     update.add_argument("--size", type=POSITIVE_INT, metavar="GB", help="a larger size")
     add_output_argument(update)
-    listing = _parser("%volume list", "List your network volumes.")
+    listing = magic_parser("%volume list", "List your network volumes.")
     add_output_argument(listing)
 
     def created(ns: argparse.Namespace) -> AccountCommand:
@@ -280,9 +277,9 @@ def build_registry_subcommands() -> dict[str, Subcommand]:
     )
     create.add_argument("--password", dest="typed_password", help=argparse.SUPPRESS)
     add_output_argument(create)
-    listing = _parser("%registry list", "List your registry credentials (names only).")
+    listing = magic_parser("%registry list", "List your registry credentials (names only).")
     add_output_argument(listing)
-    delegate = _parser(
+    delegate = magic_parser(
         "%registry delegate",
         "Let the service pull from a private Amazon ECR repository (no password stored).",
     )
@@ -294,9 +291,9 @@ def build_registry_subcommands() -> dict[str, Subcommand]:
     )
     delegate.add_argument("--name", help="a name for the delegation")
     add_output_argument(delegate)
-    delegations = _parser("%registry delegations", "List your ECR delegations.")
+    delegations = magic_parser("%registry delegations", "List your ECR delegations.")
     add_output_argument(delegations)
-    revoke = _parser("%registry revoke", "Revoke one ECR delegation.")
+    revoke = magic_parser("%registry revoke", "Revoke one ECR delegation.")
     _ident(revoke, "ECR delegation", "%registry delegations")
     add_output_argument(revoke)
     return {
@@ -332,11 +329,13 @@ def build_registry_subcommands() -> dict[str, Subcommand]:
 
 def build_sshkey_subcommands() -> dict[str, Subcommand]:
     """``%sshkey list|add|remove|set``."""
-    listing = _parser("%sshkey list", "List the account's SSH public keys.")
+    listing = magic_parser("%sshkey list", "List the account's SSH public keys.")
     add_output_argument(listing)
-    add = _parser("%sshkey add", "Register public keys: files, --key LINE, or --from-home.")
-    remove = _parser("%sshkey remove", "Remove keys by number (from %sshkey list) or comment.")
-    replace = _parser("%sshkey set", "Replace all keys with these (files, --key or --from-home).")
+    add = magic_parser("%sshkey add", "Register public keys: files, --key LINE, or --from-home.")
+    remove = magic_parser("%sshkey remove", "Remove keys by number (from %sshkey list) or comment.")
+    replace = magic_parser(
+        "%sshkey set", "Replace all keys with these (files, --key or --from-home)."
+    )
     for parser in (add, replace):
         parser.add_argument("files", nargs="*", metavar="PATH", help="public key files (.pub)")
         parser.add_argument("--key", action="append", metavar="LINE", help="a key line")

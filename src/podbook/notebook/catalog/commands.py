@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from podbook.notebook.parsing import Subcommand, add_output_argument, magic_parser
@@ -117,16 +117,8 @@ def _image(text: str) -> str:
 
 
 def _finder_command(ns: argparse.Namespace) -> GpuFinderCommand:
-    filters = GpuFilters(
-        min_vram=ns.min_vram,
-        cuda=ns.cuda,
-        cloud=ns.cloud,
-        dc=ns.dc,
-        max_price=ns.max_price,
-        available=ns.available,
-        count=ns.count,
-        image=ns.image,
-    )
+    """Each of the finder's filters is the flag of its name."""
+    filters = GpuFilters(**{f.name: getattr(ns, f.name) for f in fields(GpuFilters)})
     return GpuFinderCommand(filters=filters, output=ns.output)
 
 

@@ -13,6 +13,7 @@ from podbook.notebook.parsing import (
     MagicArgumentParser,
     Subcommand,
     add_output_argument,
+    magic_parser,
     split_line,
 )
 from podbook.notebook.values import POSITIVE_INT, value_type
@@ -51,13 +52,11 @@ class ConversationCommand:
 
 def build_chat_parser() -> MagicArgumentParser:
     """The parser of the ``%%chat`` line."""
-    parser = MagicArgumentParser(
-        prog="%%chat",
-        description=(
-            "Send the cell (your message; {var} is expanded) to an endpoint's OpenAI-compatible "
-            "route and stream the reply into a chat panel. The conversation goes on across "
-            "cells for each endpoint (%chat history, %chat reset)."
-        ),
+    parser = magic_parser(
+        "%%chat",
+        "Send the cell (your message; {var} is expanded) to an endpoint's OpenAI-compatible "
+        "route and stream the reply into a chat panel. The conversation goes on across "
+        "cells for each endpoint (%chat history, %chat reset).",
     )
     parser.add_argument("endpoint_id", metavar="ENDPOINT", help="the endpoint's ID, e.g. chat-demo")
     parser.add_argument("--model", metavar="M", help="the model to ask (default: the worker's)")
@@ -97,7 +96,7 @@ def build_conversation_subcommands() -> dict[str, Subcommand]:
     }
     commands = {}
     for verb, help_text in helps.items():
-        parser = MagicArgumentParser(prog=f"%chat {verb}", description=help_text.capitalize() + ".")
+        parser = magic_parser(f"%chat {verb}", help_text.capitalize() + ".")
         parser.add_argument("endpoint_id", metavar="ENDPOINT", nargs="?", help="the endpoint's ID")
         if verb == "reset":
             parser.add_argument("--all", action="store_true", help="every endpoint's conversation")

@@ -19,24 +19,12 @@ from podbook.notebook import parsing
 from podbook.notebook.chat import commands
 from podbook.notebook.chat.conversation import ChatHistory, Conversation, for_session
 from podbook.notebook.chat.turn import ChatTurn
+from podbook.notebook.dispatch import store_output
 from podbook.notebook.display import PanelDisplay, StaticView
 from podbook.notebook.errors import user_facing_errors
 
-
-@cache
-def _chat_parser() -> parsing.MagicArgumentParser:
-    return commands.build_chat_parser()
-
-
-@cache
-def _subcommands() -> dict[str, parsing.Subcommand]:
-    return commands.build_conversation_subcommands()
-
-
-def _store(shell: Any, output: str | None, result: Any) -> Any:
-    if output:
-        shell.user_ns[output] = result
-    return result
+_chat_parser = cache(commands.build_chat_parser)
+_subcommands = cache(commands.build_conversation_subcommands)
 
 
 def live_front_end(session: Any) -> bool:
@@ -102,7 +90,7 @@ def chat_cell(magics: Any, line: str, cell: str) -> Any:
     else:
         _print_reply(turn)
         session.presenter.mark_shown(turn)  # printed: the cell's result adds nothing
-    return _store(magics.shell, command.output, turn)
+    return store_output(magics.shell, command.output, turn)
 
 
 def _print_reply(turn: Any) -> None:
@@ -172,4 +160,4 @@ def conversation_command(magics: Any, line: str) -> Any:
     _wait_for(conversation)
     history = conversation.history()
     magics.session.show(history, live=history_static)
-    return _store(magics.shell, command.output, history)
+    return store_output(magics.shell, command.output, history)

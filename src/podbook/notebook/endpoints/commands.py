@@ -17,6 +17,7 @@ from podbook.notebook.parsing import (
     MagicArgumentParser,
     Subcommand,
     add_output_argument,
+    magic_parser,
     split_line,
 )
 from podbook.notebook.values import NAME, POSITIVE_INT, value_type
@@ -104,13 +105,11 @@ class ServeCommand:
 
 def build_runjob_parser() -> MagicArgumentParser:
     """The parser of the ``%%runjob`` line."""
-    parser = MagicArgumentParser(
-        prog="%%runjob",
-        description=(
-            "Run the cell's input (JSON or a Python dict; {var} is expanded) on a serverless "
-            "endpoint, show the job's live panel and return the Job. By default the job's "
-            "stream is shown as it arrives."
-        ),
+    parser = magic_parser(
+        "%%runjob",
+        "Run the cell's input (JSON or a Python dict; {var} is expanded) on a serverless "
+        "endpoint, show the job's live panel and return the Job. By default the job's "
+        "stream is shown as it arrives.",
     )
     parser.add_argument("endpoint_id", metavar="ENDPOINT", help="the endpoint's ID, e.g. echo")
     mode = parser.add_mutually_exclusive_group()
@@ -152,10 +151,6 @@ def parse_runjob_line(line: str, parser: MagicArgumentParser) -> RunJobCommand:
     )
 
 
-def _parser(prog: str, description: str) -> MagicArgumentParser:
-    return MagicArgumentParser(prog=prog, description=description)
-
-
 def build_job_subcommands() -> dict[str, Subcommand]:
     """The ``%job`` subcommands, by name."""
     helps = {
@@ -165,7 +160,7 @@ def build_job_subcommands() -> dict[str, Subcommand]:
     }
     commands = {}
     for verb, help_text in helps.items():
-        parser = _parser(f"%job {verb}", help_text.capitalize() + ".")
+        parser = magic_parser(f"%job {verb}", help_text.capitalize() + ".")
         parser.add_argument("job_id", metavar="JOB_ID", help="the job's ID")
         parser.add_argument(
             "--endpoint", required=True, metavar="ID", help="the endpoint the job ran on"
@@ -189,7 +184,7 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
         "purge": "remove an endpoint's queued jobs (running jobs go on)",
     }
     for verb, help_text in helps.items():
-        parser = _parser(f"%endpoint {verb}", help_text.capitalize() + ".")
+        parser = magic_parser(f"%endpoint {verb}", help_text.capitalize() + ".")
         parser.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
         add_output_argument(parser)
         commands[verb] = Subcommand(
@@ -199,7 +194,7 @@ def build_endpoint_subcommands() -> dict[str, Subcommand]:
             ),
             help_text,
         )
-    serve = _parser(
+    serve = magic_parser(
         "%endpoint serve",
         "Serve a handler function of this notebook on an endpoint (background worker thread). "
         "Run it again on the same endpoint to swap the handler for the next job (hot reload).",

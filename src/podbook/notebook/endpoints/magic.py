@@ -13,24 +13,17 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from podbook.notebook import parsing
+from podbook.notebook.dispatch import run_line, store_output
 from podbook.notebook.endpoints import commands
 from podbook.notebook.endpoints.book import book_for
 from podbook.notebook.endpoints.errors import job_errors
 
 if TYPE_CHECKING:
-    from IPython.core.interactiveshell import InteractiveShell
-
     from podbook.notebook.magics import PodMagics
 
 
-@cache
-def _runjob_parser() -> parsing.MagicArgumentParser:
-    return commands.build_runjob_parser()
-
-
-@cache
-def _job_subcommands() -> dict[str, parsing.Subcommand]:
-    return commands.build_job_subcommands()
+_runjob_parser = cache(commands.build_runjob_parser)
+_job_subcommands = cache(commands.build_job_subcommands)
 
 
 @cache
@@ -40,12 +33,6 @@ def _endpoint_subcommands() -> dict[str, parsing.Subcommand]:
     from podbook.notebook.endpoints.manage import build_subcommands
 
     return {**commands.build_endpoint_subcommands(), **build_subcommands()}
-
-
-def _store(shell: InteractiveShell, output: str | None, result: object) -> object:
-    if output:
-        shell.user_ns[output] = result
-    return result
 
 
 def runjob(magics: PodMagics, line: str, cell: str | None) -> object:
@@ -60,7 +47,7 @@ def runjob(magics: PodMagics, line: str, cell: str | None) -> object:
     job_input = parse_job_input(cell or "", magics.shell.user_ns)
     with job_errors("runjob"):
         result = run_job(book_for(magics.session), command, job_input)
-    return _store(magics.shell, command.output, result)
+    return store_output(magics.shell, command.output, result)
 
 
 def job(magics: PodMagics, line: str) -> object:
@@ -73,7 +60,7 @@ def job(magics: PodMagics, line: str) -> object:
         return None
     with job_errors(f"job {name}"):
         result = JOB_HANDLERS[name](book_for(magics.session), command)
-    return _store(magics.shell, command.output, result)
+    return store_output(magics.shell, command.output, result)
 
 
 def endpoint(magics: PodMagics, line: str) -> object:
@@ -84,8 +71,6 @@ def endpoint(magics: PodMagics, line: str) -> object:
 
     words = parsing.split_line(line, "%endpoint")
     if not words or words[0] in HANDLERS or words[0] not in _endpoint_subcommands():
-        from podbook.notebook.dispatch import run_line
-
         return run_line(magics, "endpoint", line, _endpoint_subcommands(), HANDLERS)
     try:
         name, command = parsing.parse_line("endpoint", line, _endpoint_subcommands())
@@ -97,4 +82,4 @@ def endpoint(magics: PodMagics, line: str) -> object:
             result = endpoint_serve(book, command, magics.shell.user_ns)
         else:
             result = ENDPOINT_HANDLERS[name](book, command)
-    return _store(magics.shell, command.output, result)
+    return store_output(magics.shell, command.output, result)

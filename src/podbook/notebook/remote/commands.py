@@ -72,28 +72,25 @@ def _exec_command(ns: argparse.Namespace) -> ExecCommand:
     )
 
 
+_TRANSFER_HELP = {
+    "push": "Copy a local file or folder to the pod over SFTP (its direct SSH endpoint), "
+    "resumably, with a progress bar. REMOTE defaults to the pod's working directory.",
+    "pull": "Copy a file or folder of the pod here over SFTP, resumably, with progress.",
+    "sync": "Make a folder of the pod match a local folder: only files whose size or "
+    "modification time changed move; .podbookignore rules are honoured.",
+}
+
+
 def _transfer(verb: str) -> Subcommand:
     prog = f"%pod {verb}"
+    parser = magic_parser(prog, _TRANSFER_HELP[verb])
     if verb == "push":
-        parser = magic_parser(
-            prog,
-            "Copy a local file or folder to the pod over SFTP (its direct SSH endpoint), "
-            "resumably, with a progress bar. REMOTE defaults to the pod's working directory.",
-        )
         parser.add_argument("local", metavar="LOCAL", help="a local file or folder")
         parser.add_argument("target", metavar="POD[:REMOTE]", help="the pod, and where in it")
     elif verb == "pull":
-        parser = magic_parser(
-            prog, "Copy a file or folder of the pod here over SFTP, resumably, with progress."
-        )
         parser.add_argument("target", metavar="POD:REMOTE", help="the pod and the path in it")
         parser.add_argument("local", metavar="LOCAL", nargs="?", help="where (default: here)")
     else:
-        parser = magic_parser(
-            prog,
-            "Make a folder of the pod match a local folder: only files whose size or "
-            "modification time changed move; .podbookignore rules are honoured.",
-        )
         parser.add_argument("local", metavar="LOCAL_DIR", help="the local folder")
         parser.add_argument("target", metavar="POD:REMOTE_DIR", help="the pod and its folder")
         parser.add_argument(
