@@ -119,18 +119,14 @@ async def create_registry(req: ApiRequest) -> Response:
 @table.get("/v2/registries/{id}")
 async def get_registry(req: ApiRequest) -> Response:
     """``GET /v2/registries/{id}``."""
-    record = req.store.registries.get(req.account_id, req.param("id"))
-    if record is None:
-        raise not_found("registry credential", req.param("id"))
-    return json_response(_registry_view(record))
+    return json_response(_registry_view(req.record(req.store.registries, "registry credential")))
 
 
 @table.delete("/v2/registries/{id}")
 async def delete_registry(req: ApiRequest) -> Response:
     """``DELETE /v2/registries/{id}`` and ``DELETE /v1/containerregistryauth/{id}``: 204."""
     registry_id = req.param("id")
-    if req.store.registries.get(req.account_id, registry_id) is None:
-        raise not_found("registry credential", registry_id)
+    req.record(req.store.registries, "registry credential")  # 404 for one the caller lacks
     refuse_delete_in_use(req.store, req.account_id, registry_id)
     req.store.registries.delete(req.account_id, registry_id)
     drop_from_templates(req.store, req.account_id, registry_id)

@@ -13,7 +13,7 @@ from podbook.emulator.clusters import membership, render_cluster
 from podbook.emulator.placement import choose_gpu_host, pod_placement
 from podbook.emulator.podruntime.capacity import check_capacity, free_loopback_ip
 from podbook.emulator.pods import iso, new_id, new_pod_record
-from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.problems import Problem
 from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.rest import ApiRequest
 from podbook.emulator.routes.table import RouteTable
@@ -26,14 +26,6 @@ table = RouteTable()
 def _members(req: ApiRequest, cluster: dict[str, Any]) -> list[dict[str, Any]]:
     found = (req.store.pods.get(req.account_id, pod_id) for pod_id in cluster["memberIds"])
     return [pod for pod in found if pod is not None]
-
-
-def _cluster_or_404(req: ApiRequest) -> dict[str, Any]:
-    cluster_id = req.param("id")
-    cluster = req.store.clusters.get(req.account_id, cluster_id)
-    if cluster is None:
-        raise not_found("cluster", cluster_id)
-    return cluster
 
 
 def _view(req: ApiRequest, cluster: dict[str, Any]) -> dict[str, Any]:
@@ -112,16 +104,13 @@ async def create_cluster(req: ApiRequest) -> Response:
 @table.get("/v2/clusters/{id}")
 async def get_cluster(req: ApiRequest) -> Response:
     """``GET /v2/clusters/{id}``."""
-    return json_response(_view(req, _cluster_or_404(req)))
+    return json_response(_view(req, req.record(req.store.clusters, "cluster")))
 
 
 @table.patch("/v2/clusters/{id}")
 async def update_cluster(req: ApiRequest) -> Response:
     """``PATCH /v2/clusters/{id}``: rename."""
-
-    _cluster_or_404(req)
-    body = await req.json()
-    cluster = _cluster_or_404(req)  # read again after the await: no lost update
+    cluster, body = await req.record_with_body(req.store.clusters, "cluster")
     patch = to_wire(validate(UpdateClusterRequest, body))
     updated = {**cluster, **({"name": patch["name"]} if "name" in patch else {})}
     req.store.clusters.put(req.account_id, updated)
@@ -131,7 +120,7 @@ async def update_cluster(req: ApiRequest) -> Response:
 @table.delete("/v2/clusters/{id}")
 async def delete_cluster(req: ApiRequest) -> Response:
     """``DELETE /v2/clusters/{id}`` → 204; its member pods are terminated with it."""
-    cluster = _cluster_or_404(req)
+    cluster = req.record(req.store.clusters, "cluster")
     with req.store.transaction():  # no cluster left with some of its members
         for pod_id in cluster["memberIds"]:
             if req.store.pods.get(req.account_id, pod_id) is not None:
@@ -144,7 +133,7 @@ async def delete_cluster(req: ApiRequest) -> Response:
 @table.get("/v2/clusters/{id}/pods")
 async def cluster_pods(req: ApiRequest) -> Response:
     """``GET /v2/clusters/{id}/pods`` → ``{"pods": [...]}`` (full member pods, by rank)."""
-    cluster = _cluster_or_404(req)
+    cluster = req.record(req.store.clusters, "cluster")
     now = req.emulator.clock()
     return json_response(
         {"pods": [req.emulator.views.render(p, now) for p in _members(req, cluster)]}

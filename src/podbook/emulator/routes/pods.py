@@ -20,7 +20,8 @@ from podbook.emulator.pods import (
     new_id,
     new_pod_record,
 )
-from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.problems import Problem
+from podbook.emulator.registries import check_registry
 from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.rest import ApiRequest
 from podbook.emulator.routes.table import RouteTable
@@ -72,28 +73,6 @@ def resolve_create_spec(req: ApiRequest, body: Any) -> dict[str, Any]:
     return spec
 
 
-def check_registry(req: ApiRequest, registry_id: str | None) -> None:
-    """404 unless ``registry_id`` (when set) is one of the caller's registry credentials.
-
-    Another account's credential gets the same answer as an unknown one.
-    """
-    if registry_id is not None and req.store.registries.get(req.account_id, registry_id) is None:
-        raise Problem(
-            404,
-            f"registry credential {registry_id!r} not found; name one of your credentials "
-            "(GET /v2/registries) or omit registry for a public image",
-            errors=[f"$.registry: registry credential {registry_id!r} not found"],
-        )
-
-
-def _pod_or_404(req: ApiRequest) -> dict[str, Any]:
-    pod_id = req.param("id")
-    record = req.store.pods.get(req.account_id, pod_id)
-    if record is None:
-        raise not_found("pod", pod_id)
-    return record
-
-
 @table.get("/v2/pods")
 async def list_pods(req: ApiRequest) -> Response:
     """``GET /v2/pods[?includeClusterPods=true]`` → ``{"pods": [...]}``."""
@@ -111,7 +90,7 @@ async def list_pods(req: ApiRequest) -> Response:
 async def create_pod(req: ApiRequest) -> Response:
     """``POST /v2/pods`` → 201 with a PROVISIONING pod."""
     spec = resolve_create_spec(req, await req.json())
-    check_registry(req, spec.get("registry"))
+    check_registry(req.store, req.account_id, spec.get("registry"))
     spec = place_with_volume(req.store, req.account_id, spec)
     placement = place(spec)
     check_capacity(req.emulator, 1)
@@ -135,16 +114,14 @@ async def create_pod(req: ApiRequest) -> Response:
 @table.get("/v2/pods/{id}")
 async def get_pod(req: ApiRequest) -> Response:
     """``GET /v2/pods/{id}``."""
-    record = _pod_or_404(req)
+    record = req.record(req.store.pods, "pod")
     return json_response(req.emulator.views.render(record, req.emulator.clock()))
 
 
 @table.patch("/v2/pods/{id}")
 async def update_pod(req: ApiRequest) -> Response:
     """``PATCH /v2/pods/{id}``: merge patch; mount rules; create-time flags refused."""
-    _pod_or_404(req)
-    body = await req.json()
-    record = _pod_or_404(req)  # read again after the await: no lost update
+    record, body = await req.record_with_body(req.store.pods, "pod")
     patch = to_wire(validate(UpdatePodRequest, body))
     ensure_not_member(record, "changed")
     mount_errors = check_patch_mounts(record["mounts"] or None, patch.get("mounts") or None)
@@ -158,7 +135,7 @@ async def update_pod(req: ApiRequest) -> Response:
                 patch[name] = template[name]
         patch["env"] = {**(template.get("env") or {}), **(patch.get("env") or {})}
     if "registry" in patch:
-        check_registry(req, patch["registry"])
+        check_registry(req.store, req.account_id, patch["registry"])
     updated = dict(record)
     for name in ("name", "image", "args", "disk", "env", "registry", "locked"):
         if name in patch:
@@ -202,7 +179,7 @@ def _merge_mounts(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, A
 @table.delete("/v2/pods/{id}")
 async def delete_pod(req: ApiRequest) -> Response:
     """``DELETE /v2/pods/{id}`` → 204; the pod is gone (404, absent from lists)."""
-    return _terminate(req, _pod_or_404(req))
+    return _terminate(req, req.record(req.store.pods, "pod"))
 
 
 def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
@@ -216,9 +193,7 @@ def _terminate(req: ApiRequest, record: dict[str, Any]) -> Response:
 @table.post("/v2/pods/{id}/action")
 async def pod_action(req: ApiRequest) -> Response:
     """``POST /v2/pods/{id}/action``: 200 with the pod, or 204 for terminate; 409 if not allowed."""
-    _pod_or_404(req)
-    body = await req.json()
-    record = _pod_or_404(req)  # read again after the await: no lost update
+    record, body = await req.record_with_body(req.store.pods, "pod")
     action = validate(PodActionRequest, body).action
     if action == "terminate":
         return _terminate(req, record)

@@ -21,9 +21,9 @@ from starlette.routing import Route
 from podbook.emulator import podkeys
 from podbook.emulator.auth import Caller, authenticate, require_write
 from podbook.emulator.context import Emulator
-from podbook.emulator.problems import Problem
+from podbook.emulator.problems import Problem, not_found
 from podbook.emulator.routes.errors import keep_quota_headers
-from podbook.emulator.store import Store
+from podbook.emulator.store import Collection, Record, Store
 
 _READ_METHODS = frozenset({"GET", "HEAD"})
 
@@ -49,6 +49,22 @@ class ApiRequest:
     def param(self, name: str) -> str:
         """A path parameter."""
         return self.request.path_params[name]
+
+    def record(self, collection: Collection, kind: str) -> Record:
+        """The caller's record in ``collection`` that the ``id`` path parameter names; 404
+        naming ``kind`` when there is none (another account's gets the same answer)."""
+        record_id = self.param("id")
+        record = collection.get(self.account_id, record_id)
+        if record is None:
+            raise not_found(kind, record_id)
+        return record
+
+    async def record_with_body(self, collection: Collection, kind: str) -> tuple[Record, Any]:
+        """:meth:`record` (a 404 comes before the body is read) and the JSON body; the record
+        is read again once the body has arrived, so a change made meanwhile is not lost."""
+        self.record(collection, kind)
+        body = await self.json()
+        return self.record(collection, kind), body
 
     def query_flag(self, name: str) -> bool:
         """A boolean query parameter (``true``/``1``/``yes``); 400 for anything else."""

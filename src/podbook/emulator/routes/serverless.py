@@ -43,8 +43,8 @@ from podbook.emulator.broker.limits import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_T
 from podbook.emulator.broker.queues import EndpointQueue
 from podbook.emulator.loadbalancer.listing import lb_workers_body
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.registries import check_registry
 from podbook.emulator.routes.jsonresp import json_response
-from podbook.emulator.routes.pods import check_registry
 from podbook.emulator.routes.queue import queue_service
 from podbook.emulator.routes.rest import ApiRequest
 from podbook.emulator.routes.table import RouteTable
@@ -103,7 +103,7 @@ async def create_endpoint(req: ApiRequest) -> Response:
 def _check_references(req: ApiRequest, body: dict[str, Any]) -> None:
     """404 unless the registry credential and network volumes ``body`` names are the caller's
     (another account's are answered exactly like ones that do not exist)."""
-    check_registry(req, body.get("registry"))
+    check_registry(req.store, req.account_id, body.get("registry"))
     for volume_id in body.get("networkVolumes") or []:
         if req.store.network_volumes.get(req.account_id, volume_id) is None:
             raise Problem(

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from podbook.api.base import to_wire
 from podbook.api.templates import CreateTemplateRequest, UpdateTemplateRequest
 from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.registries import check_registry
 from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.rest import ApiRequest
 from podbook.emulator.routes.table import RouteTable
@@ -27,15 +28,8 @@ from podbook.emulator.validation import validate
 table = RouteTable()
 """The template routes."""
 
-
-def _check_registry(req: ApiRequest, registry_id: str | None) -> None:
-    if registry_id is not None and req.store.registries.get(req.account_id, registry_id) is None:
-        raise Problem(
-            404,
-            f"registry credential {registry_id!r} not found; name one of your credentials "
-            "(GET /v2/registries) or send registry: null",
-            errors=[f"$.registry: registry credential {registry_id!r} not found"],
-        )
+_NO_REGISTRY = "send registry: null"
+"""What a template may send instead of a registry credential the account lacks."""
 
 
 def _fold_serverless(spec: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +63,7 @@ async def list_templates(req: ApiRequest) -> Response:
 async def create_template(req: ApiRequest) -> Response:
     """``POST /v2/templates`` → 201 with the template."""
     spec = _fold_serverless(to_wire(validate(CreateTemplateRequest, await req.json())))
-    _check_registry(req, spec.get("registry"))
+    check_registry(req.store, req.account_id, spec.get("registry"), _NO_REGISTRY)
     template_id = req.store.templates.fresh_id(lambda: "tpl_" + secrets.token_hex(5))
     record = normalize_template({"startSsh": True, "startJupyter": True, **spec, "id": template_id})
     for name in ("startSsh", "startJupyter", "public", "category"):
@@ -96,7 +90,7 @@ async def update_template(req: ApiRequest) -> Response:
     record = _own_or_404(req)
     patch = _fold_serverless(to_wire(validate(UpdateTemplateRequest, await req.json())))
     if "registry" in patch:
-        _check_registry(req, patch["registry"])
+        check_registry(req.store, req.account_id, patch["registry"], _NO_REGISTRY)
     updated = {**record, **patch}
     req.store.templates.put(req.account_id, updated)
     return json_response(updated)

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from starlette.responses import Response
 
 from podbook.api.account import CreateNetworkVolumeRequest
 from podbook.api.base import to_wire
 from podbook.api.templates import UpdateNetworkVolumeRequest
-from podbook.emulator.problems import Problem, not_found
+from podbook.emulator.problems import Problem
 from podbook.emulator.routes.jsonresp import json_response
 from podbook.emulator.routes.rest import ApiRequest
 from podbook.emulator.routes.table import RouteTable
@@ -20,14 +19,6 @@ from podbook.emulator.volumes import data_center, volume_type
 
 table = RouteTable()
 """The network volume routes."""
-
-
-def _volume_or_404(req: ApiRequest) -> dict[str, Any]:
-    volume_id = req.param("id")
-    record = req.store.network_volumes.get(req.account_id, volume_id)
-    if record is None:
-        raise not_found("network volume", volume_id)
-    return record
 
 
 @table.get("/v2/network-volumes")
@@ -56,13 +47,13 @@ async def create_volume(req: ApiRequest) -> Response:
 @table.get("/v2/network-volumes/{id}")
 async def get_volume(req: ApiRequest) -> Response:
     """``GET /v2/network-volumes/{id}``."""
-    return json_response(_volume_or_404(req))
+    return json_response(req.record(req.store.network_volumes, "network volume"))
 
 
 @table.patch("/v2/network-volumes/{id}")
 async def update_volume(req: ApiRequest) -> Response:
     """``PATCH /v2/network-volumes/{id}``: name and/or a larger size."""
-    record = _volume_or_404(req)
+    record = req.record(req.store.network_volumes, "network volume")
     patch = to_wire(validate(UpdateNetworkVolumeRequest, await req.json()))
     size = patch.get("size")
     if size is not None and size < record["size"]:
@@ -80,6 +71,6 @@ async def update_volume(req: ApiRequest) -> Response:
 @table.delete("/v2/network-volumes/{id}")
 async def delete_volume(req: ApiRequest) -> Response:
     """``DELETE /v2/network-volumes/{id}`` → 204."""
-    record = _volume_or_404(req)
+    record = req.record(req.store.network_volumes, "network volume")
     req.store.network_volumes.delete(req.account_id, record["id"])
     return Response(status_code=204)
