@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,21 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from podbook.notebook.session import NotebookSession
+
+
+def _account_magic(family: str, doc: str) -> Callable[..., object]:
+    """The line magic ``%<family>`` of :mod:`podbook.notebook.account` (``%template``,
+    ``%volume``, ``%registry``, ``%sshkey``), documented by ``doc``."""
+
+    def account_magic(self: PodMagics, line: str = "") -> object:
+        from podbook.notebook.account import magic
+
+        return magic.run(self, family, line)
+
+    account_magic.__name__ = family
+    account_magic.__qualname__ = f"PodMagics.{family}"
+    account_magic.__doc__ = doc
+    return line_magic(account_magic)
 
 
 @magics_class
@@ -132,34 +147,23 @@ class PodMagics(Magics, Configurable):
 
         return magic.catalog(self, line)
 
-    @line_magic
-    def template(self, line: str = "") -> object:
-        """Templates: ``%template create|list|show|update|delete``; returns the template."""
-        from podbook.notebook.account import magic
-
-        return magic.run(self, "template", line)
-
-    @line_magic
-    def volume(self, line: str = "") -> object:
-        """Network volumes: ``%volume create|list|show|update|delete``; returns the volume."""
-        from podbook.notebook.account import magic
-
-        return magic.run(self, "volume", line)
-
-    @line_magic
-    def registry(self, line: str = "") -> object:
+    template = _account_magic(
+        "template",
+        """Templates: ``%template create|list|show|update|delete``; returns the template.""",
+    )
+    volume = _account_magic(
+        "volume",
+        """Network volumes: ``%volume create|list|show|update|delete``; returns the volume.""",
+    )
+    registry = _account_magic(
+        "registry",
         """Registry credentials: ``%registry create|list|delete`` (the password is asked for
-        with a hidden prompt, or read from ``--password-env VAR``; never typed in a cell)."""
-        from podbook.notebook.account import magic
-
-        return magic.run(self, "registry", line)
-
-    @line_magic
-    def sshkey(self, line: str = "") -> object:
-        """SSH keys: ``%sshkey list|add|remove|set`` (``--from-home`` reads ~/.ssh/*.pub)."""
-        from podbook.notebook.account import magic
-
-        return magic.run(self, "sshkey", line)
+        with a hidden prompt, or read from ``--password-env VAR``; never typed in a cell).""",
+    )
+    sshkey = _account_magic(
+        "sshkey",
+        """SSH keys: ``%sshkey list|add|remove|set`` (``--from-home`` reads ~/.ssh/*.pub).""",
+    )
 
     @line_magic
     def billing(self, line: str = "") -> object:
