@@ -14,7 +14,6 @@ the new code, a running one finishes on the old, and the worker stays the one it
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import threading
 from collections.abc import Callable
@@ -23,9 +22,10 @@ from typing import Any
 from podbook.errors import ConfigError, PodbookError
 from podbook.worker._config import WorkerConfig, new_worker_id
 from podbook.worker._handlers import handler_kind
-from podbook.worker._keys import ensure_endpoint, fetch_worker_key, require_local
+from podbook.worker._keys import fetch_worker_key, local_endpoint
 from podbook.worker._reload import HandlerWatch, Reload, code_label, record_release
 from podbook.worker._runner import Runner
+from podbook.worker._served import Served, ServedRegistry
 
 __all__ = ["ServedWorker", "serve", "served_worker"]
 
@@ -33,11 +33,10 @@ logger = logging.getLogger("podbook.worker")
 
 READY_TIMEOUT = 15.0
 
-_SERVED: dict[tuple[str, str], ServedWorker] = {}
-_SERVED_LOCK = threading.Lock()
+_SERVED: ServedRegistry[ServedWorker] = ServedRegistry()
 
 
-class ServedWorker:
+class ServedWorker(Served):
     """A handler served from a background thread; :meth:`stop` ends it.
 
     Also a context manager (``with podbook.serve(fn, endpoint="demo"): ...``).
@@ -54,6 +53,7 @@ class ServedWorker:
         aggregate_stream: bool,
         owns_client: bool,
     ) -> None:
+        super().__init__(f"podbook-serve-{endpoint_id}")
         self.fn = fn
         self.endpoint_id = endpoint_id
         self.concurrency = concurrency
@@ -67,18 +67,10 @@ class ServedWorker:
         self._lock = threading.Lock()
         self._runner: Runner | None = None
         self._stop_requested = False
-        self._ready = threading.Event()
         self._error: BaseException | None = None
         self._watch: HandlerWatch | None = None
         self.worker_id = ""
         self.reloads = 0
-        context = contextvars.copy_context()
-        self._thread = threading.Thread(
-            target=context.run,
-            args=(self._main,),
-            name=f"podbook-serve-{endpoint_id}",
-            daemon=True,
-        )
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -92,39 +84,31 @@ class ServedWorker:
             **self._options,
         )
 
-    def _main(self) -> None:
-        loop = asyncio.new_event_loop()
+    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
         asyncio.set_event_loop(loop)
-        try:
-            while True:
-                config = self._config()
-                with self._lock:
-                    if self._stop_requested:
-                        return
-                    runner = Runner(self.fn, config, on_ready=self._ready.set)
-                    self._runner = runner
-                    self.worker_id = config.worker_id
-                reason = loop.run_until_complete(runner.run())
-                if reason != "refresh" or self._stop_requested:
+        while True:
+            config = self._config()
+            with self._lock:
+                if self._stop_requested:
                     return
-                logger.info(
-                    "endpoint %s: starting a fresh worker (refresh_worker)", self.endpoint_id
-                )
-        except BaseException as exc:  # noqa: BLE001 - reported by start() / stop()
-            self._error = exc
-        finally:
-            self._ready.set()
-            loop.close()
+                runner = Runner(self.fn, config, on_ready=self._ready.set)
+                self._runner = runner
+                self.worker_id = config.worker_id
+            reason = loop.run_until_complete(runner.run())
+            if reason != "refresh" or self._stop_requested:
+                return
+            logger.info("endpoint %s: starting a fresh worker (refresh_worker)", self.endpoint_id)
+
+    def _failed(self, error: BaseException) -> None:
+        self._error = error
 
     def start(self, ready_timeout: float = READY_TIMEOUT) -> ServedWorker:
         """Start the thread and wait until the broker has seen the worker."""
-        self._thread.start()
-        if not self._ready.wait(ready_timeout):
-            self.stop()
-            raise ConfigError(
-                f"the worker for {self.endpoint_id!r} did not reach the emulator within "
-                f"{ready_timeout:g} s; is it running?"
-            )
+        self._start_thread(
+            ready_timeout,
+            f"the worker for {self.endpoint_id!r} did not reach the emulator within "
+            f"{ready_timeout:g} s; is it running?",
+        )
         if self._error is not None:
             self._thread.join(5)
             self.stop()
@@ -149,10 +133,7 @@ class ServedWorker:
             if self._thread.is_alive() and runner is not None:
                 runner.request_stop_threadsafe(force=True)
                 self._thread.join(5)
-        with _SERVED_LOCK:
-            key = (self._client.settings.queue_url, self.endpoint_id)
-            if _SERVED.get(key) is self:
-                del _SERVED[key]
+        _SERVED.forget((self._client.settings.queue_url, self.endpoint_id), self)
         if self._owns_client:
             self._client.close()
 
@@ -223,11 +204,6 @@ class ServedWorker:
     # -- state ---------------------------------------------------------------------------
 
     @property
-    def running(self) -> bool:
-        """Whether the worker thread is alive."""
-        return self._thread.is_alive()
-
-    @property
     def counts(self) -> dict[str, int]:
         """Jobs completed, failed and stopped by the current worker."""
         runner = self._runner
@@ -238,12 +214,6 @@ class ServedWorker:
         """Ids of the jobs in progress."""
         runner = self._runner
         return runner.running_jobs if runner is not None else []
-
-    def __enter__(self) -> ServedWorker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -259,8 +229,7 @@ class ServedWorker:
 def served_worker(queue_url: str, endpoint_id: str) -> ServedWorker | None:
     """The worker this process serves ``endpoint_id`` with on the broker at ``queue_url``
     (running), if any."""
-    with _SERVED_LOCK:
-        worker = _SERVED.get((queue_url, endpoint_id))
+    worker = _SERVED.get((queue_url, endpoint_id))
     return worker if worker is not None and worker.running else None
 
 
@@ -286,23 +255,9 @@ def serve(
     handler_kind(fn)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number of 1 or more, got {concurrency!r}")
-    if not isinstance(endpoint, str) or not endpoint.strip():
-        raise ValueError("endpoint must be a non-empty endpoint id, e.g. endpoint='demo'")
-    owns_client = client is None
-    if client is None:
-        from podbook.client import Client
-
-        client = Client()
-    try:
-        require_local(client, "podbook.serve")
-        endpoint_id = ensure_endpoint(client, endpoint.strip())
-    except BaseException:
-        if owns_client:
-            client.close()
-        raise
+    client, owns_client, endpoint_id = local_endpoint(client, endpoint, "podbook.serve")
     key = (client.settings.queue_url, endpoint_id)
-    with _SERVED_LOCK:
-        previous = _SERVED.pop(key, None)
+    previous = _SERVED.take(key)
     if previous is not None:
         logger.info("endpoint %s: replacing the worker served earlier", endpoint_id)
         previous.stop()
@@ -315,6 +270,5 @@ def serve(
         aggregate_stream=aggregate_stream,
         owns_client=owns_client,
     )
-    with _SERVED_LOCK:
-        _SERVED[key] = worker
+    _SERVED.put(key, worker)
     return worker.start(ready_timeout)

@@ -12,7 +12,13 @@ from typing import Any
 
 from podbook.errors import ConfigError, NotFound
 
-__all__ = ["endpoint_exists", "ensure_endpoint", "fetch_worker_key", "require_local"]
+__all__ = [
+    "endpoint_exists",
+    "ensure_endpoint",
+    "fetch_worker_key",
+    "local_endpoint",
+    "require_local",
+]
 
 
 def require_local(client: Any, what: str) -> None:
@@ -69,3 +75,27 @@ def ensure_endpoint(client: Any, endpoint_id: str, *, endpoint_type: str = "QUEU
             f"choose another name for {wanted}"
         )
     return endpoint_id
+
+
+def local_endpoint(
+    client: Any, endpoint: str, what: str, *, endpoint_type: str = "QUEUE", example: str = "demo"
+) -> tuple[Any, bool, str]:
+    """``(client, owns_client, endpoint_id)`` for serving ``endpoint`` of the local emulator
+    (``what`` serves it): ``client``, or a new ``Client()`` that the caller owns (and closes),
+    and the endpoint, created when missing (:func:`ensure_endpoint`). ``ValueError`` for an
+    empty ``endpoint`` (``example`` names one); an owned client is closed when this fails."""
+    if not isinstance(endpoint, str) or not endpoint.strip():
+        raise ValueError(f"endpoint must be a non-empty endpoint id, e.g. endpoint={example!r}")
+    owns_client = client is None
+    if client is None:
+        from podbook.client import Client
+
+        client = Client()
+    try:
+        require_local(client, what)
+        endpoint_id = ensure_endpoint(client, endpoint.strip(), endpoint_type=endpoint_type)
+    except BaseException:
+        if owns_client:
+            client.close()
+        raise
+    return client, owns_client, endpoint_id

@@ -11,69 +11,55 @@ same endpoint again from this process replaces the earlier app.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import threading
 from typing import Any
 
 from podbook.errors import ConfigError
 from podbook.worker._config import new_worker_id
-from podbook.worker._keys import ensure_endpoint, fetch_worker_key, require_local
+from podbook.worker._keys import fetch_worker_key, local_endpoint
 from podbook.worker._lb.apps import app_interface
 from podbook.worker._lb.listen import ListenPlan
 from podbook.worker._lb.registration import Registered
 from podbook.worker._lb.server import AppServer, AppWorkerConfig
+from podbook.worker._served import Served, ServedRegistry
 
 __all__ = ["ServedApp", "serve_app"]
 
 READY_TIMEOUT = 15.0
 LOAD_BALANCER = "LOAD_BALANCER"
 
-_SERVED: dict[tuple[str, str], ServedApp] = {}
-_SERVED_LOCK = threading.Lock()
+_SERVED: ServedRegistry[ServedApp] = ServedRegistry()
 
 
-class ServedApp:
+class ServedApp(Served):
     """An app served from a background thread; :meth:`stop` ends it (also a context manager)."""
 
     def __init__(self, app: Any, interface: str, config: AppWorkerConfig, name: str) -> None:
+        super().__init__(f"podbook-app-{config.endpoint_id}")
         self._server = AppServer(app, interface, config, on_outcome=self._note, app_name=name)
         self.name = name
         self.endpoint_id = config.endpoint_id
         self.worker_id = config.worker_id
         self.lb_url = config.lb_url
-        self._ready = threading.Event()
         self._outcome: tuple[Registered | None, BaseException | None] = (None, None)
-        context = contextvars.copy_context()
-        self._thread = threading.Thread(
-            target=context.run,
-            args=(self._main,),
-            name=f"podbook-app-{self.endpoint_id}",
-            daemon=True,
-        )
 
     def _note(self, registered: Registered | None, error: BaseException | None) -> None:
         self._outcome = (registered, error)
         self._ready.set()
 
-    def _main(self) -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(self._server.run())
-        except BaseException as exc:  # noqa: BLE001 - reported by start()
-            self._note(None, exc)
-        finally:
-            self._ready.set()
-            loop.close()
+    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.run_until_complete(self._server.run())
+
+    def _failed(self, error: BaseException) -> None:
+        self._note(None, error)
 
     def start(self, ready_timeout: float = READY_TIMEOUT) -> ServedApp:
         """Start the thread; return once registered and not unhealthy (else raise)."""
-        self._thread.start()
-        if not self._ready.wait(ready_timeout):
-            self.stop()
-            raise ConfigError(
-                f"the app for {self.endpoint_id!r} did not register within {ready_timeout:g} s; "
-                "is the emulator running?"
-            )
+        self._start_thread(
+            ready_timeout,
+            f"the app for {self.endpoint_id!r} did not register within {ready_timeout:g} s; "
+            "is the emulator running?",
+        )
         registered, error = self._outcome
         if registered is None or not registered.state or registered.state == "UNHEALTHY":
             self.stop()
@@ -94,15 +80,7 @@ class ServedApp:
         self._server.request_stop()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
-        with _SERVED_LOCK:
-            key = (self._server.config.queue_url, self.endpoint_id)
-            if _SERVED.get(key) is self:
-                del _SERVED[key]
-
-    @property
-    def running(self) -> bool:
-        """Whether the server thread is alive."""
-        return self._thread.is_alive()
+        _SERVED.forget((self._server.config.queue_url, self.endpoint_id), self)
 
     @property
     def address(self) -> str:
@@ -114,12 +92,6 @@ class ServedApp:
         """What the emulator found at registration (HEALTHY or INITIALIZING)."""
         registered = self._outcome[0]
         return registered.state if registered is not None else "-"
-
-    def __enter__(self) -> ServedApp:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -147,36 +119,26 @@ def serve_app(
     """
     label = name or type(app).__name__
     interface = app_interface(app, label)
-    if not isinstance(endpoint, str) or not endpoint.strip():
-        raise ValueError("endpoint must be a non-empty endpoint id, e.g. endpoint='my-api'")
-    owns_client = client is None
-    if client is None:
-        from podbook.client import Client
-
-        client = Client()
+    client, owns_client, endpoint_id = local_endpoint(
+        client, endpoint, "serving an app", endpoint_type=LOAD_BALANCER, example="my-api"
+    )
     try:
-        require_local(client, "serving an app")
-        endpoint_id = ensure_endpoint(client, endpoint.strip(), endpoint_type=LOAD_BALANCER)
         worker_key = fetch_worker_key(client, endpoint_id)
         queue_url = client.settings.queue_url
     finally:
         if owns_client:
             client.close()
     key = (queue_url, endpoint_id)
-    with _SERVED_LOCK:
-        previous = _SERVED.pop(key, None)
+    previous = _SERVED.take(key)
     if previous is not None:
         previous.stop()
     config = AppWorkerConfig(
         queue_url, endpoint_id, worker_key, new_worker_id(), ListenPlan.from_env({})
     )
     served = ServedApp(app, interface, config, label)
-    with _SERVED_LOCK:
-        _SERVED[key] = served
+    _SERVED.put(key, served)
     try:
         return served.start(ready_timeout)
     except BaseException:
-        with _SERVED_LOCK:
-            if _SERVED.get(key) is served:
-                del _SERVED[key]
+        _SERVED.forget(key, served)
         raise
