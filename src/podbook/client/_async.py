@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from podbook.client._core import Call
-from podbook.client._face import ClientFace
+from podbook.client._core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
+from podbook.client.config import SecretLike, Settings, resolve_settings
 from podbook.client.resources import (
     AsyncAccount,
     AsyncCatalog,
@@ -29,7 +29,7 @@ __all__ = ["AsyncClient"]
 T = TypeVar("T")
 
 
-class AsyncClient(ClientFace[httpx.AsyncClient, httpx.AsyncBaseTransport]):
+class AsyncClient(ClientFace):
     """The async twin of :class:`~podbook.client.Client`: same resources, awaitable methods.
 
     Configuration is resolved when it is built (which may start the local emulator, a
@@ -37,9 +37,36 @@ class AsyncClient(ClientFace[httpx.AsyncClient, httpx.AsyncBaseTransport]):
     client.aclose()``.
     """
 
-    _http_class = httpx.AsyncClient
-
-    def _open_resources(self) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | SecretLike | None = None,
+        url: str | None = None,
+        rest_url: str | None = None,
+        queue_url: str | None = None,
+        v1_url: str | None = None,
+        local: bool | None = None,
+        settings: Settings | None = None,
+        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if settings is None:
+            settings = resolve_settings(
+                api_key=api_key,
+                url=url,
+                rest_url=rest_url,
+                queue_url=queue_url,
+                v1_url=v1_url,
+                local=local,
+            )
+        self._core = ClientCore(settings, retry or RetryPolicy())
+        self._http = httpx.AsyncClient(
+            headers=self._core.default_headers(),
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=False,
+        )
         self.pods = AsyncPods(self)
         self.billing = AsyncBilling(self)
         self.clusters = AsyncClusters(self)
