@@ -49,6 +49,11 @@ _stored_values = operator.attrgetter(*_STORED)
 """The stored fields of a job, as one tuple (``to_doc`` runs for every job a flush writes)."""
 
 
+def _set_fields(**fields: Any) -> dict[str, Any]:
+    """The ``fields`` whose value is set (not ``None``), in the order given."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def new_job_id(kind: str) -> str:
     """An opaque job id (``sync-`` prefix for ``/runsync``, as the service does)."""
     base = f"{uuid.uuid4()}-e1"
@@ -198,10 +203,7 @@ class Job:
                 record["output"] = self.progress
         elif self.output is not _MISSING:
             record["output"] = self.output
-        if self.error is not None:
-            record["error"] = self.error
-        if self.worker_id is not None:
-            record["workerId"] = self.worker_id
+        record.update(_set_fields(error=self.error, workerId=self.worker_id))
         return record
 
     def request_record(self, now_ms: int) -> dict[str, Any]:
@@ -225,14 +227,8 @@ class Job:
 
     def work_item(self) -> dict[str, Any]:
         """What a worker receives from job-take: the whole job object."""
-        item: dict[str, Any] = {"id": self.id, "input": self.input}
-        if self.webhook is not None:
-            item["webhook"] = self.webhook
-        if self.policy is not None:
-            item["policy"] = self.policy
-        if self.s3_config is not None:
-            item["s3Config"] = self.s3_config
-        return item
+        given = _set_fields(webhook=self.webhook, policy=self.policy, s3Config=self.s3_config)
+        return {"id": self.id, "input": self.input, **given}
 
     def to_doc(self) -> dict[str, Any]:
         """The stored form (JSON-ready)."""

@@ -33,6 +33,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -158,27 +159,20 @@ def _check_loopback(host: str) -> None:
         raise ValueError(f"the pod's Jupyter server binds loopback addresses only, not {host!r}")
 
 
+@dataclass(eq=False)
 class PodJupyterServer:
     """A running Jupyter server of one pod; create it with :meth:`start`."""
 
-    def __init__(
-        self,
-        *,
-        host: str,
-        port: int,
-        process: asyncio.subprocess.Process,
-        log: LogFn | None,
-        config_path: Path,
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.listen_port = port
-        """The port the server itself listens on (in a box: the private 8888)."""
-        self.process = process
-        self.config_path = config_path
-        self._log = log
-        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
-        self._reader: asyncio.Task[None] | None = None
+    host: str
+    port: int
+    listen_port: int
+    """The port the server itself listens on (in a box: the private 8888)."""
+    process: asyncio.subprocess.Process
+    config_path: Path
+    log: LogFn | None
+    """Where each line the server prints goes (``None``: only kept for :meth:`tail`)."""
+    _tail: deque[str] = field(init=False, default_factory=lambda: deque(maxlen=_TAIL_LINES))
+    _reader: asyncio.Task[None] | None = field(init=False, default=None)
 
     @property
     def url(self) -> str:
@@ -265,8 +259,7 @@ class PodJupyterServer:
                 start_new_session=True,
                 preexec_fn=sandbox.preexec or (detach_child if sys.platform == "linux" else None),
             )
-        server = cls(host=host, port=port, process=process, log=log, config_path=config_path)
-        server.listen_port = listen
+        server = cls(host, port, listen, process, config_path, log)
         server._reader = asyncio.get_running_loop().create_task(server._read_output())
         try:
             await server._wait_ready(timeout)
@@ -277,9 +270,9 @@ class PodJupyterServer:
 
     def _emit(self, line: str) -> None:
         self._tail.append(line)
-        if self._log is not None:
+        if self.log is not None:
             with contextlib.suppress(Exception):
-                self._log(line)
+                self.log(line)
 
     async def _read_output(self) -> None:
         stream = self.process.stdout
@@ -300,7 +293,7 @@ class PodJupyterServer:
 
     def _tail_note(self) -> str:
         """Nothing when the lines went to ``log`` (the error is one line), else the tail."""
-        return "" if self._log is not None else f":\n{self.tail()}"
+        return "" if self.log is not None else f":\n{self.tail()}"
 
     async def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
