@@ -117,7 +117,7 @@ KNOWN_CYCLES: list[list[str]] = []
 
 def test_the_graph_sees_the_imports_the_issue_names() -> None:
     graph = import_graph()
-    assert "podbook.worker.cli" in graph["podbook.cli"]
+    assert "podbook.worker._cli" in graph["podbook.cli"]
     assert "podbook.notebook.catalog.commands" in graph["podbook.notebook.catalog.finder"]
     assert "podbook.notebook.parsing" in graph["podbook.notebook.catalog.commands"]
     assert "podbook.notebook.catalog.panel" in graph["podbook.notebook.catalog.handlers"]  # lazy

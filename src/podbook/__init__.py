@@ -47,8 +47,8 @@ __getattr__ = _lazy_getattr(
         "Client": "podbook.client",
         "AsyncClient": "podbook.client",
         "errors": "podbook.errors",
-        "serve": "podbook.worker.background",
-        "openai_handler": "podbook.worker.openai_compat",
+        "serve": "podbook.worker",
+        "openai_handler": "podbook.worker",
     },
 )
 

@@ -1,5 +1,5 @@
 """argparse value types shared by the ``podbook`` command line and its subcommands
-(``podbook emulator`` in :mod:`podbook.cli`, ``podbook worker`` in :mod:`podbook.worker.cli`)."""
+(``podbook emulator`` in :mod:`podbook.cli`, ``podbook worker`` in :mod:`podbook.worker._cli`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The built-in endpoints ``echo`` and ``stream-demo``: the emulator runs podbook workers with
-the handlers of :mod:`podbook.worker._builtins` for them, with no code of the user's."""
+the handlers of :mod:`podbook.worker.builtins` for them, with no code of the user's."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from podbook.worker._builtins import KV_CACHE_TOKENS, echo, stream_demo
 from podbook.worker._results import Chunk
+from podbook.worker.builtins import KV_CACHE_TOKENS, echo, stream_demo
 
 SEED_METRICS = {
     "avg_gen_throughput",

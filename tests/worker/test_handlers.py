@@ -19,7 +19,7 @@ from .conftest import SAMPLES
         ("handler.py:run", "handler.py", "run"),
         ("dir/handler.py:run", "dir/handler.py", "run"),
         ("pkg.mod:fn", "pkg.mod", "fn"),
-        ("podbook.worker._builtins:echo", "podbook.worker._builtins", "echo"),
+        ("podbook.worker.builtins:echo", "podbook.worker.builtins", "echo"),
     ],
 )
 def test_spec_parsing(text, target, function):
@@ -37,9 +37,9 @@ def test_bad_specs_say_how_to_write_one(text):
 def test_load_from_a_file_and_from_a_module():
     assert load_handler(f"{SAMPLES}:raises").__name__ == "raises"
     assert load_handler(str(SAMPLES)).__name__ == "handler"  # default function name
-    from podbook.worker._builtins import echo
+    from podbook.worker.builtins import echo
 
-    assert load_handler("podbook.worker._builtins:echo") is echo
+    assert load_handler("podbook.worker.builtins:echo") is echo
 
 
 def test_missing_file_function_and_module_are_one_line_errors(tmp_path):

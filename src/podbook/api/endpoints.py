@@ -41,7 +41,7 @@ WorkerStatus = Literal["RUNNING", "IDLE", "INITIALIZING", "THROTTLED", "UNHEALTH
 
 HANDLER_CODE_ENV = "PODBOOK_HANDLER_CODE"
 """The ``env`` value a hot reload of ``%endpoint serve`` records its release with (the
-served handler's name and a digest of its code; ``podbook.worker.reload``)."""
+served handler's name and a digest of its code; ``podbook.worker._reload``)."""
 RELEASE_FIELDS = ("image", "args", "disk", "env", "ports", "registry", "gpu", "cpu", "handler")
 """The container and handler configuration: a change of any of them is a new release."""
 

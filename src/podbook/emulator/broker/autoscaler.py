@@ -48,8 +48,8 @@ from podbook.emulator.broker.workerplace import (
 from podbook.emulator.podruntime.box import AsyncBoxProcess, BoxError
 from podbook.emulator.podruntime.children import detach_child
 from podbook.emulator.tasks import cancel_and_wait
-from podbook.worker.config import new_worker_id
-from podbook.worker.env import worker_env
+from podbook.worker._config import new_worker_id
+from podbook.worker._env import worker_env
 
 log = logging.getLogger("podbook.emulator.broker")
 

@@ -246,7 +246,7 @@ def _serve_source(ns: Any) -> tuple[str, str | None]:
             f"(--watch FILE.py:{ns.function}), not as FUNC."
         )
     from podbook.errors import ConfigError
-    from podbook.worker.handlers import HandlerSpec
+    from podbook.worker._handlers import HandlerSpec
 
     try:
         spec = HandlerSpec.parse(ns.watch)

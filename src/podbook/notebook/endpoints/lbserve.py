@@ -3,7 +3,7 @@ worker.
 
 APP names an app object in the user's namespace (``app = FastAPI()``); it is served by
 uvicorn from a background thread on a free loopback port and registered with the local
-emulator (:func:`podbook.worker.lb.serve_app`), the endpoint created as ``LOAD_BALANCER``
+emulator (:func:`podbook.worker._lb.serve_app`), the endpoint created as ``LOAD_BALANCER``
 when missing. Returns the handle (``.stop()``, ``.lb_url``); unloading the extension stops it.
 """
 
@@ -23,8 +23,8 @@ __all__ = ["endpoint_serve_app"]
 def endpoint_serve_app(book: JobBook, command: ServeCommand, namespace: Mapping[str, Any]) -> Any:
     """Serve the app named by ``command.function``; print where requests go."""
     from podbook.errors import ConfigError
-    from podbook.worker.lb import serve_app
-    from podbook.worker.lb.apps import app_interface
+    from podbook.worker._lb import serve_app
+    from podbook.worker._lb.apps import app_interface
 
     name = command.function
     if name not in namespace:

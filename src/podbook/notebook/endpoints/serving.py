@@ -3,7 +3,7 @@ a handler of the notebook, or of a file, served on a background worker of this k
 
 Run again on an endpoint this kernel already serves (same ``--concurrency``), the cell swaps
 the handler for the next job instead of starting a second worker (hot reload, see
-:mod:`podbook.worker.reload`): a running job finishes on the old code, the swap is a release
+:mod:`podbook.worker._reload`): a running job finishes on the old code, the swap is a release
 of the endpoint, and the cell prints one line saying so. With ``--watch`` the worker also
 reloads the file whenever it changes, until it is stopped.
 """
@@ -46,7 +46,7 @@ def _preparer(command: ServeCommand) -> Callable[[Handler], Handler]:
     """What turns a loaded function into the handler served (``--openai`` wraps it)."""
     if not command.openai:
         return lambda fn: fn
-    from podbook.worker.openai_compat import openai_handler
+    from podbook.worker import openai_handler
 
     def prepare(fn: Handler) -> Handler:
         if not (inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)):
@@ -63,7 +63,7 @@ def _preparer(command: ServeCommand) -> Callable[[Handler], Handler]:
 def _served_here(book: JobBook, command: ServeCommand) -> Any:
     """The worker of this kernel that serves the endpoint and can take a new handler (the
     same ``--concurrency``; a different one starts a new worker in its place)."""
-    from podbook.worker.background import served_worker
+    from podbook.worker._background import served_worker
 
     worker = served_worker(book.session.client.settings.queue_url, command.endpoint_id)
     if worker is None or worker.concurrency != command.concurrency:
@@ -111,7 +111,7 @@ def endpoint_serve_function(
     worker = _served_here(book, command)
     if worker is None:
         return _start(book, command, fn, command.function, "")
-    from podbook.worker.reload import code_label
+    from podbook.worker._reload import code_label
 
     worker.stop_watching()
     label = code_label(original, command.function)
@@ -122,8 +122,8 @@ def endpoint_serve_function(
 def endpoint_serve_file(book: JobBook, command: ServeCommand) -> Any:
     """Serve FUNC of the file ``--watch`` names and reload it whenever the file changes (on
     the worker already serving the endpoint, if any); returns the worker's handle."""
-    from podbook.worker.handlers import HandlerSpec
-    from podbook.worker.reload import HandlerWatch
+    from podbook.worker._handlers import HandlerSpec
+    from podbook.worker._reload import HandlerWatch
 
     assert command.watch is not None
     watch = HandlerWatch(HandlerSpec.parse(command.watch), prepare=_preparer(command))
