@@ -44,7 +44,7 @@ def test_gpu_types_match_the_contract_and_spell_ids_like_the_service():
 
 
 def test_gpu_availability_lists_data_centers_and_cuda_versions():
-    gpus = {g["id"]: g for g in catalog.list_gpu_types(include_availability=True, product="POD")}
+    gpus = {g["id"]: g for g in catalog.list_gpu_types(catalog.GpuQuery(True, "POD"))}
     rtx = gpus[RTX4090]
     assert rtx["availability"] == "HIGH"
     assert [dc["id"] for dc in rtx["dataCenters"]] == [
@@ -64,7 +64,7 @@ def test_gpu_availability_lists_data_centers_and_cuda_versions():
 
 def test_gpu_availability_filters():
     def one(**kwargs):
-        return catalog.get_gpu_type(RTX4090, include_availability=True, product="POD", **kwargs)
+        return catalog.get_gpu_type(RTX4090, catalog.GpuQuery(True, "POD", **kwargs))
 
     assert [v["version"] for v in one(cuda_versions=["12.8"])["cudaVersions"]] == ["12.8"]
     assert [v["version"] for v in one(min_cuda_version="12.7")["cudaVersions"]] == ["12.8", "13.0"]
@@ -74,7 +74,7 @@ def test_gpu_availability_filters():
     too_many = one(count=16)
     assert too_many["availability"] == "NONE" and "dataCenters" not in too_many
     assert [dc["id"] for dc in one(country_codes=["JP"])["dataCenters"]] == ["AP-JP-1"]
-    only_jp = catalog.list_gpu_types(True, "POD", country_codes=["JP"])
+    only_jp = catalog.list_gpu_types(catalog.GpuQuery(True, "POD", country_codes=["JP"]))
     assert {g["id"] for g in only_jp} == {RTX4090, "NVIDIA H100 80GB HBM3"}
     assert catalog.get_gpu_type("nope") is None
 
@@ -82,7 +82,7 @@ def test_gpu_availability_filters():
 def test_full_hosts_show_as_unavailable():
     h200_nl = [
         dc
-        for dc in catalog.get_gpu_type("NVIDIA H200", True, "POD")["dataCenters"]
+        for dc in catalog.get_gpu_type("NVIDIA H200", catalog.GpuQuery(True, "POD"))["dataCenters"]
         if dc["id"] == "EU-NL-1"
     ]
     assert h200_nl == [{"id": "EU-NL-1", "name": "EU Netherlands 1", "availability": "NONE"}]

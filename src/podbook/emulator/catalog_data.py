@@ -32,6 +32,7 @@ __all__ = [
     "DC_ORDER",
     "GpuHost",
     "CpuHost",
+    "GpuQuery",
     "list_gpu_types",
     "get_gpu_type",
     "list_cpu_types",
@@ -188,15 +189,22 @@ def _gpu_hosts_for(
     return hosts
 
 
-def list_gpu_types(
-    include_availability: bool = False,
-    product: Sequence[str] | str | None = None,
-    count: int = 1,
-    cloud: str = "SECURE",
-    cuda_versions: Sequence[str] | None = None,
-    min_cuda_version: str | None = None,
-    country_codes: Sequence[str] | None = None,
-) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class GpuQuery:
+    """What ``GET /v2/catalog/gpus`` and ``/gpus/{id}`` were asked: with
+    ``include_availability``, the availability of ``count`` GPUs in ``cloud`` for ``product``,
+    scoped by the CUDA filters and ``country_codes``; without it, the plain entries."""
+
+    include_availability: bool = False
+    product: Sequence[str] | str | None = None
+    count: int = 1
+    cloud: str = "SECURE"
+    cuda_versions: Sequence[str] | None = None
+    min_cuda_version: str | None = None
+    country_codes: Sequence[str] | None = None
+
+
+def list_gpu_types(query: GpuQuery = GpuQuery()) -> list[dict[str, Any]]:
     """``GET /v2/catalog/gpus`` → the ``gpus`` array.
 
     With ``include_availability``: ``availability`` (best level over data centers for
@@ -205,45 +213,31 @@ def list_gpu_types(
     A country filter drops GPU types with no data center there.
     """
     entries = (
-        get_gpu_type(
-            gpu["id"],
-            include_availability,
-            product,
-            count,
-            cloud,
-            cuda_versions,
-            min_cuda_version,
-            country_codes,
-        )
+        get_gpu_type(gpu["id"], query)
         for gpu in GPU_TYPES
-        if not (country_codes and include_availability)
-        or _gpu_hosts_for(gpu["id"], cloud, None, None, country_codes)
+        if not (query.country_codes and query.include_availability)
+        or _gpu_hosts_for(gpu["id"], query.cloud, None, None, query.country_codes)
     )
     return [entry for entry in entries if entry is not None]
 
 
-def get_gpu_type(
-    gpu_id: str,
-    include_availability: bool = False,
-    product: Sequence[str] | str | None = None,
-    count: int = 1,
-    cloud: str = "SECURE",
-    cuda_versions: Sequence[str] | None = None,
-    min_cuda_version: str | None = None,
-    country_codes: Sequence[str] | None = None,
-) -> dict[str, Any] | None:
+def get_gpu_type(gpu_id: str, query: GpuQuery = GpuQuery()) -> dict[str, Any] | None:
     """``GET /v2/catalog/gpus/{id}`` → one GPU type, or ``None`` when unknown (availability
     as :func:`list_gpu_types` gives it)."""
     gpu = GPU_BY_ID.get(gpu_id)
     if gpu is None:
         return None
     entry = copy.deepcopy(gpu)
-    if not include_availability:
+    if not query.include_availability:
         return entry
+    product, count = query.product, query.count
     products = [product] if isinstance(product, str) else list(product or ())
     in_product = not products or any(p != "SERVERLESS" or gpu["pool"] for p in products)
-    hosts = _gpu_hosts_for(gpu_id, cloud, cuda_versions, min_cuda_version, country_codes)
-    hosts = hosts if in_product else []
+    hosts = []
+    if in_product:
+        hosts = _gpu_hosts_for(
+            gpu_id, query.cloud, query.cuda_versions, query.min_cuda_version, query.country_codes
+        )
     per_dc: dict[str, int] = {}
     for host in hosts:
         if count <= host.machine_gpus:

@@ -89,9 +89,9 @@ def _vcpu_count(req: ApiRequest) -> int | None:
 _GPU_FILTERS = ("product", "count", "cloud", "cudaVersions", "minCudaVersion", "countryCodes")
 
 
-def _gpu_query(req: ApiRequest) -> dict[str, Any]:
+def _gpu_query(req: ApiRequest) -> catalog_data.GpuQuery:
     if not _availability_filters(req, _GPU_FILTERS):
-        return {}
+        return catalog_data.GpuQuery()
     products = _enum_list(req, "product", ("POD", "CLUSTER", "SERVERLESS")) or ["POD"]
     cloud = req.request.query_params.get("cloud", "SECURE")
     if cloud not in ("SECURE", "COMMUNITY"):
@@ -109,15 +109,15 @@ def _gpu_query(req: ApiRequest) -> dict[str, Any]:
     for code in countries or []:
         if not _COUNTRY.match(code):
             raise _invalid("countryCodes", f"entry {code!r} must be an uppercase ISO country code")
-    return {
-        "include_availability": True,
-        "product": products,
-        "count": _positive_int(req, "count") or 1,
-        "cloud": cloud,
-        "cuda_versions": cuda,
-        "min_cuda_version": minimum,
-        "country_codes": countries,
-    }
+    return catalog_data.GpuQuery(
+        include_availability=True,
+        product=products,
+        count=_positive_int(req, "count") or 1,
+        cloud=cloud,
+        cuda_versions=cuda,
+        min_cuda_version=minimum,
+        country_codes=countries,
+    )
 
 
 def _cpu_query(req: ApiRequest) -> dict[str, Any]:
@@ -133,13 +133,13 @@ def _cpu_query(req: ApiRequest) -> dict[str, Any]:
 @table.get("/v2/catalog/gpus")
 async def list_gpus(req: ApiRequest) -> Response:
     """``GET /v2/catalog/gpus``."""
-    return json_response({"gpus": catalog_data.list_gpu_types(**_gpu_query(req))})
+    return json_response({"gpus": catalog_data.list_gpu_types(_gpu_query(req))})
 
 
 @table.get("/v2/catalog/gpus/{id}")
 async def get_gpu(req: ApiRequest) -> Response:
     """``GET /v2/catalog/gpus/{id}``."""
-    entry = catalog_data.get_gpu_type(req.param("id"), **_gpu_query(req))
+    entry = catalog_data.get_gpu_type(req.param("id"), _gpu_query(req))
     if entry is None:
         raise not_found("GPU type", req.param("id"))
     return json_response(entry)
