@@ -36,6 +36,7 @@ import httpx
 from _common import Emulator, emulator, percentile_ms, podbook_worker, queue_limits, verdict
 
 LIMITS = queue_limits(("run", "runsync", "status", "requests"), 100_000_000, 1000)
+REST_SECONDS = 3.0
 TIME_SCALE = 0.01  # a /run result's 30 min retention: 18 s, so the bench sees jobs forgotten
 HEALTH_FLAT = 1.5  # /health at 100,000 jobs at most this times its cost at 1,000
 DRAIN_FLAT = 0.9  # the last tenth of the drain at least this times the first's rate
@@ -143,6 +144,7 @@ def main() -> int:
                     print(f"  {left:,} results still kept", flush=True)
                     said = time.monotonic()
                 time.sleep(0.5)
+            time.sleep(REST_SECONDS)  # the emulator at rest: its trim after a burst is done
             forgotten_rss = emu.resident_mb()
     # From the last read before the first job was done (the worker's start-up is not the drain).
     begin = max(i for i, (_, count) in enumerate(reads) if count == 0)

@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a worker that has not answered within this long gets the caller a 524 (default 330)",
     )
     emu.set_defaults(run=run_emulator)
-    from podbook.worker.cli import add_worker_commands
+    from podbook.worker._cli import add_worker_commands
 
     add_worker_commands(commands)
     add_live_check_command(commands)
@@ -379,6 +379,10 @@ def run_emulator(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``podbook`` script."""
+    if argv is None and sys.argv[1:2] == ["emulator"]:  # the process is the emulator's
+        from podbook.emulator.memory import use_system_allocator
+
+        use_system_allocator(sys.argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     return int(args.run(args) or 0)

@@ -55,6 +55,7 @@ from podbook.emulator.broker.persistence import BrokerTables
 from podbook.emulator.broker.queues import EndpointQueue, WorkerState
 from podbook.emulator.broker.releases import first_release
 from podbook.emulator.broker.streams import has_chunks_for, read_chunks, split_chunk
+from podbook.emulator.memory import TrimAfterRelease, release_if_empty
 from podbook.emulator.store import key_digest
 
 log = logging.getLogger("podbook.emulator.broker")
@@ -81,6 +82,7 @@ class Broker:
         self.on_job_ended: Callable[[Job], None] | None = None
         self.on_demand: Callable[[EndpointQueue], None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._trims = TrimAfterRelease()
         self.closing = False
         self.unconfirmed: set[str] = set()
         """Restored IN_PROGRESS jobs their worker has not yet claimed (see the module doc)."""
@@ -147,6 +149,7 @@ class Broker:
         self.tables.flush()
         if self._sweeper is not None:
             self._sweeper.cancel()
+        self._trims.cancel()
         for job in self.jobs.values():
             for handle in job.timers.values():
                 handle.cancel()
@@ -736,10 +739,14 @@ class Broker:
         self.jobs.pop(job.id, None)
         self.unconfirmed.discard(job.id)
         self.lost_from.pop(job.id, None)
+        release_if_empty(self.jobs, self.unconfirmed, self.lost_from)
+        if queue is not None:
+            release_if_empty(queue.jobs, queue.queued, queue.queued_low)
         for handle in job.timers.values():
             handle.cancel()
         job.timers.clear()
         self.tables.delete_job(job.id)
+        self._trims.released()
 
     def _wake(self, job: Job) -> None:
         for name in ("done_event", "chunk_event"):

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from podbook.emulator.broker.jobs import Job
+from podbook.emulator.memory import release_if_empty
 from podbook.emulator.store import Store, key_digest
 
 LAZY_WRITE_SECONDS = 0.05
@@ -147,6 +148,7 @@ class BrokerTables:
         deletes = [(job_id,) for job_id, job in pending.items() if job is None]
         self._written.update(row[0] for row in upserts)
         self._written.difference_update(row[0] for row in deletes)
+        release_if_empty(self._written)
         store = self._store
         with store._lock:
             db = store._db
