@@ -361,7 +361,7 @@ def test_runjob_panel_reads_on_after_an_outage_beyond_the_retry_budget(
 
     from podbook.notebook.endpoints.book import book_for
 
-    monkeypatch.setattr("podbook.client._sync.RetryPolicy", lambda: BRIEF)  # 1 s budget
+    monkeypatch.setattr("podbook.client._face.RetryPolicy", lambda: BRIEF)  # 1 s budget
     body = '{"prompt": "out", "max_tokens": 600, "delay_ms": 10}'
     with capture_output():
         result = nb_shell.run_cell(f"%%runjob stream-demo -o nbtest_net_job\n{body}")

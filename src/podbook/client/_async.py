@@ -9,19 +9,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from podbook.client._core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
-from podbook.client.config import SecretLike, Settings, resolve_settings
-from podbook.client.resources import (
-    AsyncAccount,
-    AsyncCatalog,
-    AsyncClusters,
-    AsyncNetworkVolumes,
-    AsyncPods,
-    AsyncRegistries,
-    AsyncTemplates,
-)
-from podbook.client.resources.billing import AsyncBilling
-from podbook.client.resources.endpoints import AsyncEndpoints
+from podbook.client._core import Call
+from podbook.client._face import ClientFace
 from podbook.client.resources.queue import AsyncEndpointClient
 
 __all__ = ["AsyncClient"]
@@ -29,7 +18,7 @@ __all__ = ["AsyncClient"]
 T = TypeVar("T")
 
 
-class AsyncClient(ClientFace):
+class AsyncClient(ClientFace[httpx.AsyncClient, httpx.AsyncBaseTransport]):
     """The async twin of :class:`~podbook.client.Client`: same resources, awaitable methods.
 
     Configuration is resolved when it is built (which may start the local emulator, a
@@ -37,45 +26,7 @@ class AsyncClient(ClientFace):
     client.aclose()``.
     """
 
-    def __init__(
-        self,
-        *,
-        api_key: str | SecretLike | None = None,
-        url: str | None = None,
-        rest_url: str | None = None,
-        queue_url: str | None = None,
-        v1_url: str | None = None,
-        local: bool | None = None,
-        settings: Settings | None = None,
-        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        if settings is None:
-            settings = resolve_settings(
-                api_key=api_key,
-                url=url,
-                rest_url=rest_url,
-                queue_url=queue_url,
-                v1_url=v1_url,
-                local=local,
-            )
-        self._core = ClientCore(settings, retry or RetryPolicy())
-        self._http = httpx.AsyncClient(
-            headers=self._core.default_headers(),
-            timeout=timeout,
-            transport=transport,
-            follow_redirects=False,
-        )
-        self.pods = AsyncPods(self)
-        self.billing = AsyncBilling(self)
-        self.clusters = AsyncClusters(self)
-        self.catalog = AsyncCatalog(self)
-        self.account = AsyncAccount(self)
-        self.registries = AsyncRegistries(self)
-        self.templates = AsyncTemplates(self)
-        self.network_volumes = AsyncNetworkVolumes(self)
-        self.endpoints = AsyncEndpoints(self)
+    _http_class = httpx.AsyncClient
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpointClient:
         """One serverless queue endpoint: ``await client.endpoint("echo").run({...})``."""

@@ -410,36 +410,6 @@ class ClientCore:
         return ConnectionFailed(call.method, self.base_url(call.base) + call.path, reason, hint)
 
 
-class ClientFace:
-    """What :class:`~podbook.client.Client` and :class:`~podbook.client.AsyncClient` share
-    around their one :class:`ClientCore`: the target, the retry policy, the latest quota."""
-
-    _core: ClientCore
-
-    @property
-    def settings(self) -> Settings:
-        """The resolved target (URLs, where the key came from; the key stays hidden)."""
-        return self._core.settings
-
-    @property
-    def target(self) -> str:
-        """One line naming where this client points, e.g. ``"RunPod cloud (key from ...)"``."""
-        return self._core.settings.describe()
-
-    @property
-    def rate_limit(self) -> RateLimitState | None:
-        """The quota announced by the latest response (``RateLimit`` headers), or None."""
-        return self._core.rate_limit
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """When calls are tried again (a call's own ``Call.retry`` wins)."""
-        return self._core.retry
-
-    def __repr__(self) -> str:
-        return f"<podbook.{type(self).__name__}: {self.target}>"
-
-
 @dataclass(slots=True, eq=False, repr=False)
 class Attempts:
     """The tries of one call, without I/O: the request of each, and after each outcome

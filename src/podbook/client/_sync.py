@@ -9,19 +9,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from podbook.client._core import DEFAULT_TIMEOUT, Call, ClientCore, ClientFace, RetryPolicy
-from podbook.client.config import SecretLike, Settings, resolve_settings
-from podbook.client.resources import (
-    Account,
-    Catalog,
-    Clusters,
-    NetworkVolumes,
-    Pods,
-    Registries,
-    Templates,
-)
-from podbook.client.resources.billing import Billing
-from podbook.client.resources.endpoints import Endpoints
+from podbook.client._core import Call
+from podbook.client._face import ClientFace
 from podbook.client.resources.queue import EndpointClient
 
 __all__ = ["Client"]
@@ -29,7 +18,7 @@ __all__ = ["Client"]
 T = TypeVar("T")
 
 
-class Client(ClientFace):
+class Client(ClientFace[httpx.Client, httpx.BaseTransport]):
     """A typed client of the pod cloud (the real service or the local emulator).
 
     ``Client()`` resolves its target from the environment (starting the local emulator when
@@ -39,45 +28,7 @@ class Client(ClientFace):
     Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(
-        self,
-        *,
-        api_key: str | SecretLike | None = None,
-        url: str | None = None,
-        rest_url: str | None = None,
-        queue_url: str | None = None,
-        v1_url: str | None = None,
-        local: bool | None = None,
-        settings: Settings | None = None,
-        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        if settings is None:
-            settings = resolve_settings(
-                api_key=api_key,
-                url=url,
-                rest_url=rest_url,
-                queue_url=queue_url,
-                v1_url=v1_url,
-                local=local,
-            )
-        self._core = ClientCore(settings, retry or RetryPolicy())
-        self._http = httpx.Client(
-            headers=self._core.default_headers(),
-            timeout=timeout,
-            transport=transport,
-            follow_redirects=False,
-        )
-        self.pods = Pods(self)
-        self.billing = Billing(self)
-        self.clusters = Clusters(self)
-        self.catalog = Catalog(self)
-        self.account = Account(self)
-        self.registries = Registries(self)
-        self.templates = Templates(self)
-        self.network_volumes = NetworkVolumes(self)
-        self.endpoints = Endpoints(self)
+    _http_class = httpx.Client
 
     def endpoint(self, endpoint_id: str) -> EndpointClient:
         """One serverless queue endpoint: ``client.endpoint("echo").run({...})``."""
