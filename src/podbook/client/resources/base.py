@@ -35,6 +35,7 @@ __all__ = [
     "ModelParser",
     "Operation",
     "SyncResource",
+    "camel_case",
     "gc_paused",
     "list_parser",
     "model_parser",
@@ -264,10 +265,11 @@ def list_parser(model: type[M], key: str) -> ListParser[M]:
     return ListParser(model, key)
 
 
-def _camel(key: str) -> str:
-    if "_" not in key:
+def camel_case(key: str, separator: str = "_") -> str:
+    """``data_center_ids`` (or, with ``separator="-"``, ``network-volumes``) in camelCase."""
+    if separator not in key:
         return key
-    head, *rest = key.split("_")
+    head, *rest = key.split(separator)
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
@@ -278,7 +280,7 @@ def wire_keys(value: Any, *, keep: frozenset[str] = frozenset({"env"})) -> Any:
     """
     if isinstance(value, Mapping):
         return {
-            _camel(k): (v if _camel(k) in keep else wire_keys(v, keep=keep))
+            camel_case(k): (v if camel_case(k) in keep else wire_keys(v, keep=keep))
             for k, v in value.items()
         }
     if isinstance(value, list):

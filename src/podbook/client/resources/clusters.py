@@ -15,12 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["CLUSTERS", "AsyncClusters", "Clusters"]
 
 CLUSTERS: Crud[Cluster, CreateClusterRequest, UpdateClusterRequest] = Crud(
-    "/v2/clusters",
-    "podbook.api.clusters:Cluster",
-    "clusters",
-    item="cluster",
-    create="podbook.api.clusters:CreateClusterRequest",
-    update="podbook.api.clusters:UpdateClusterRequest",
+    "/v2/clusters", "podbook.api.clusters:Cluster", item="cluster"
 )
 
 

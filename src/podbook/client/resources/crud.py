@@ -6,7 +6,7 @@ its request models. Its call builders (``list``, ``get``, ``create``, ``update``
 :meth:`Crud.op`::
 
     TEMPLATES: Crud[Template, CreateTemplateRequest, UpdateTemplateRequest] = Crud(
-        "/v2/templates", "podbook.api.catalog:Template", "templates", item="template", ...
+        "/v2/templates", "podbook.api.catalog:Template", item="template", requests=...
     )
 
     class _TemplateOperations:
@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from podbook.client._core import Call
 from podbook.client.resources.base import (
     Operation,
+    camel_case,
     list_parser,
     model_parser,
     path_id,
@@ -57,32 +58,41 @@ def load(name: str) -> Any:
 
 
 class Crud(Generic[M, C, U]):
-    """A resource at ``path``: its ``model``, the ``list_key`` of its list answer, the request
-    models of ``create`` and ``update``. ``item`` is the public name of the id argument
-    (``template``), ``what`` how an error names it (default ``"{item} id"``); ``complete``
-    fills defaults into a create body after it is validated."""
+    """A resource at ``path`` and its ``model`` (``"module:Name"``). ``item`` is the public
+    name of the id argument (``template``), ``what`` how an error names it (default
+    ``"{item} id"``). What follows from these unless given: ``list_key``, the key of the list
+    answer, is the path's last segment in camelCase (``networkVolumes``); the request models
+    of ``create`` and ``update`` are ``Create{Name}Request`` and ``Update{Name}Request`` of
+    the module ``requests`` (default: the model's). ``complete`` fills defaults into a
+    create body after it is validated."""
 
     def __init__(
         self,
         path: str,
         model: str,
-        list_key: str,
         *,
         item: str,
         what: str | None = None,
+        list_key: str | None = None,
+        requests: str | None = None,
         create: str | None = None,
         update: str | None = None,
         complete: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.path = path
         self._model = model
-        self.list_key = list_key
+        module, _, name = model.partition(":")
+        self.list_key = list_key or camel_case(path.rpartition("/")[2], "-")
         self.item = item
         self.what = what or f"{item} id"
-        self._requests = {"create": create, "update": update}
+        requests = requests or module
+        self._requests = {
+            "create": create or f"{requests}:Create{name}Request",
+            "update": update or f"{requests}:Update{name}Request",
+        }
         self._complete = complete
-        named = {"M": model, "C": create, "U": update}
-        self._types = {var: name.rpartition(":")[2] for var, name in named.items() if name}
+        named = {"M": model, "C": self._requests["create"], "U": self._requests["update"]}
+        self._types = {var: name.rpartition(":")[2] for var, name in named.items()}
 
     @property
     def model(self) -> type[M]:
@@ -95,7 +105,7 @@ class Crud(Generic[M, C, U]):
 
     def body(self, operation: str, request: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The validated wire body of ``operation`` (``create`` or ``update``)."""
-        return prepare_body(load(self._requests[operation] or ""), request, fields)
+        return prepare_body(load(self._requests[operation]), request, fields)
 
     # -------------------------------------------------------------------- call builders
 

@@ -36,10 +36,8 @@ def _service_defaults(body: dict[str, Any]) -> None:
 ENDPOINTS: Crud[Endpoint, CreateEndpointRequest, UpdateEndpointRequest] = Crud(
     "/v2/serverless",
     "podbook.api.endpoints:Endpoint",
-    "endpoints",
     item="endpoint",
-    create="podbook.api.endpoints:CreateEndpointRequest",
-    update="podbook.api.endpoints:UpdateEndpointRequest",
+    list_key="endpoints",
     complete=_service_defaults,
 )
 

@@ -16,16 +16,11 @@ if TYPE_CHECKING:
 __all__ = ["DELEGATIONS", "REGISTRIES", "AsyncRegistries", "Registries"]
 
 REGISTRIES: Crud[Registry, CreateRegistryRequest, Any] = Crud(
-    "/v2/registries",
-    "podbook.api.account:Registry",
-    "registries",
-    item="registry",
-    create="podbook.api.account:CreateRegistryRequest",
+    "/v2/registries", "podbook.api.account:Registry", item="registry"
 )
 DELEGATIONS: Crud[EcrDelegation, CreateDelegationRequest, Any] = Crud(
     "/v2/registries/delegations",
     "podbook.api.delegations:EcrDelegation",
-    "delegations",
     item="delegation",
     create="podbook.api.delegations:CreateDelegationRequest",
 )

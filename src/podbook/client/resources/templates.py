@@ -16,10 +16,8 @@ __all__ = ["TEMPLATES", "AsyncTemplates", "Templates"]
 TEMPLATES: Crud[Template, CreateTemplateRequest, UpdateTemplateRequest] = Crud(
     "/v2/templates",
     "podbook.api.catalog:Template",
-    "templates",
     item="template",
-    create="podbook.api.templates:CreateTemplateRequest",
-    update="podbook.api.templates:UpdateTemplateRequest",
+    requests="podbook.api.templates",
 )
 
 

@@ -16,10 +16,8 @@ __all__ = ["NETWORK_VOLUMES", "AsyncNetworkVolumes", "NetworkVolumes"]
 NETWORK_VOLUMES: Crud[NetworkVolume, CreateNetworkVolumeRequest, UpdateNetworkVolumeRequest] = Crud(
     "/v2/network-volumes",
     "podbook.api.account:NetworkVolume",
-    "networkVolumes",
     item="volume",
     what="network volume id",
-    create="podbook.api.account:CreateNetworkVolumeRequest",
     update="podbook.api.templates:UpdateNetworkVolumeRequest",
 )
 
