@@ -39,7 +39,7 @@ unexport PYTHONDONTWRITEBYTECODE
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
-.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh setup-sandbox quickstart test test-ruff test-python \
+.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh setup-sandbox quickstart test test-ruff test-python test-python-main test-python-fallback \
         test-browser test-js test-live test-explore lint format bench conformance operations-table docs \
         refresh-reference clean distclean
 
@@ -120,10 +120,12 @@ define pytest_stage
 endef
 
 # Every stage runs (-k) even when an earlier one failed; the run fails if any stage did.
-# The pytest and browser stages run side by side (-j2; each stage's output is printed whole
-# when it ends), then ruff and the JS tests.
+# Two stages at a time (-j2; each stage's output is printed whole when it ends): pytest beside
+# the browser tests, then ruff, the JS tests and the process-runtime rerun take the slot the
+# browser tests free, while pytest goes on.
 test: setup
-	$(MAKE) -k -j2 --output-sync=target --no-print-directory test-python test-browser test-ruff test-js
+	$(MAKE) -k -j2 --output-sync=target --no-print-directory \
+	  test-python-main test-browser test-ruff test-js test-python-fallback
 
 test-ruff: setup-python
 	$(BIN)/ruff check .
@@ -140,8 +142,13 @@ XDIST := -n 6 --dist loadfile -p no:playwright
 # fallback where it does not (tests/runtime names its mode per test).
 FALLBACK_TESTS := tests/test_notebooks.py tests/notebook/test_guard_magics.py \
 	tests/notebook/test_remote_magics.py tests/guard tests/remote
-test-python: setup-python setup-js setup-ssh setup-sandbox
-	$(call pytest_stage,test-python,-m "not browser" --ignore=tests/browser $(XDIST))
+test-python: test-python-main
+	$(MAKE) --no-print-directory test-python-fallback
+
+test-python-main: setup-python setup-js setup-ssh setup-sandbox
+	$(call pytest_stage,test-python,-m "not browser" --ignore=tests/browser $(XDIST) --durations=20)
+
+test-python-fallback: setup-python setup-ssh setup-sandbox
 	PODBOOK_SANDBOX=none $(call pytest_stage,test-python (process runtime),-m "not browser" $(FALLBACK_TESTS) $(XDIST))
 
 # The edit-test loop: no browser, no slow test (tests/conftest.py SLOW).
