@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
@@ -93,6 +94,24 @@ def add_output_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", type=NAME, metavar="NAME", help="store the result in variable NAME"
     )
+
+
+def verb_subcommands(
+    magic: str,
+    helps: Mapping[str, str],
+    add_arguments: Callable[[MagicArgumentParser, str], object],
+    build: Callable[[str, argparse.Namespace], Any],
+) -> dict[str, Subcommand]:
+    """One subcommand of ``%magic`` per verb of ``helps`` (verb → its help line): a parser
+    that the help line describes, with what ``add_arguments(parser, verb)`` adds and then
+    ``-o NAME``, whose command is ``build(verb, ns)``."""
+    commands = {}
+    for verb, help_text in helps.items():
+        parser = magic_parser(f"%{magic} {verb}", help_text.capitalize() + ".")
+        add_arguments(parser, verb)
+        add_output_argument(parser)
+        commands[verb] = Subcommand(parser, partial(build, verb), help_text)
+    return commands
 
 
 def add_pod_id_argument(parser: argparse.ArgumentParser) -> None:

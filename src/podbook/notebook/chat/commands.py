@@ -15,6 +15,7 @@ from podbook.notebook.parsing import (
     add_output_argument,
     magic_parser,
     split_line,
+    verb_subcommands,
 )
 from podbook.notebook.values import POSITIVE_INT, value_type
 
@@ -94,21 +95,17 @@ def build_conversation_subcommands() -> dict[str, Subcommand]:
         "history": "show the conversation with an endpoint (default: the last one chatted with)",
         "reset": "forget the conversation with an endpoint (its system message too)",
     }
-    commands = {}
-    for verb, help_text in helps.items():
-        parser = magic_parser(f"%chat {verb}", help_text.capitalize() + ".")
+
+    def add_arguments(parser: MagicArgumentParser, verb: str) -> None:
         parser.add_argument("endpoint_id", metavar="ENDPOINT", nargs="?", help="the endpoint's ID")
         if verb == "reset":
             parser.add_argument("--all", action="store_true", help="every endpoint's conversation")
-        add_output_argument(parser)
-        commands[verb] = Subcommand(
-            parser,
-            lambda ns, verb=verb: ConversationCommand(
-                verb=verb,
-                endpoint_id=ns.endpoint_id,
-                all=getattr(ns, "all", False),
-                output=ns.output,
-            ),
-            help_text,
-        )
-    return commands
+
+    return verb_subcommands(
+        "chat",
+        helps,
+        add_arguments,
+        lambda verb, ns: ConversationCommand(
+            verb=verb, endpoint_id=ns.endpoint_id, all=getattr(ns, "all", False), output=ns.output
+        ),
+    )

@@ -19,6 +19,7 @@ from podbook.notebook.parsing import (
     add_output_argument,
     magic_parser,
     split_line,
+    verb_subcommands,
 )
 from podbook.notebook.values import NAME, POSITIVE_INT, value_type
 
@@ -158,42 +159,37 @@ def build_job_subcommands() -> dict[str, Subcommand]:
         "cancel": "cancel a queued or running job",
         "retry": "retry a FAILED or TIMED_OUT job (same ID, original input)",
     }
-    commands = {}
-    for verb, help_text in helps.items():
-        parser = magic_parser(f"%job {verb}", help_text.capitalize() + ".")
+
+    def add_arguments(parser: MagicArgumentParser, verb: str) -> None:
         parser.add_argument("job_id", metavar="JOB_ID", help="the job's ID")
         parser.add_argument(
             "--endpoint", required=True, metavar="ID", help="the endpoint the job ran on"
         )
-        add_output_argument(parser)
-        commands[verb] = Subcommand(
-            parser,
-            lambda ns, verb=verb: JobCommand(
-                verb=verb, job_id=ns.job_id, endpoint_id=ns.endpoint, output=ns.output
-            ),
-            help_text,
-        )
-    return commands
+
+    return verb_subcommands(
+        "job",
+        helps,
+        add_arguments,
+        lambda verb, ns: JobCommand(
+            verb=verb, job_id=ns.job_id, endpoint_id=ns.endpoint, output=ns.output
+        ),
+    )
 
 
 def build_endpoint_subcommands() -> dict[str, Subcommand]:
     """The ``%endpoint`` subcommands, by name."""
-    commands = {}
     helps = {
         "health": "show an endpoint's job and worker counts, kept current",
         "purge": "remove an endpoint's queued jobs (running jobs go on)",
     }
-    for verb, help_text in helps.items():
-        parser = magic_parser(f"%endpoint {verb}", help_text.capitalize() + ".")
-        parser.add_argument("endpoint_id", metavar="ID", help="the endpoint's ID")
-        add_output_argument(parser)
-        commands[verb] = Subcommand(
-            parser,
-            lambda ns, verb=verb: EndpointCommand(
-                verb=verb, endpoint_id=ns.endpoint_id, output=ns.output
-            ),
-            help_text,
-        )
+    commands = verb_subcommands(
+        "endpoint",
+        helps,
+        lambda parser, verb: parser.add_argument(
+            "endpoint_id", metavar="ID", help="the endpoint's ID"
+        ),
+        lambda verb, ns: EndpointCommand(verb=verb, endpoint_id=ns.endpoint_id, output=ns.output),
+    )
     serve = magic_parser(
         "%endpoint serve",
         "Serve a handler function of this notebook on an endpoint (background worker thread). "

@@ -22,6 +22,7 @@ from podbook.notebook.parsing import (
     add_output_argument,
     add_pod_id_argument,
     magic_parser,
+    verb_subcommands,
 )
 from podbook.notebook.pods.logs import logs_subcommand
 from podbook.notebook.remote.commands import remote_subcommands
@@ -275,15 +276,14 @@ def build_pod_subcommands() -> dict[str, Subcommand]:
     commands.update(remote_subcommands())
     helps = {"show": "show one pod's live panel", "ssh": "print the ready SSH commands"}
     helps.update({action: f"{action} a pod" for action in POD_ACTIONS})
-    for verb, help_text in helps.items():
-        parser = magic_parser(f"%pod {verb}", help_text.capitalize() + ".")
-        add_pod_id_argument(parser)
-        add_output_argument(parser)
-        commands[verb] = Subcommand(
-            parser,
-            lambda ns, verb=verb: PodCommand(verb=verb, pod_id=ns.pod_id, output=ns.output),
-            help_text,
+    commands.update(
+        verb_subcommands(
+            "pod",
+            helps,
+            lambda parser, verb: add_pod_id_argument(parser),
+            lambda verb, ns: PodCommand(verb=verb, pod_id=ns.pod_id, output=ns.output),
         )
+    )
     return commands
 
 
