@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 LogSource = Literal["container", "system"]
-LOG_SOURCES: tuple[str, ...] = ("container", "system")
+LOG_SOURCES: tuple[str, ...] = get_args(LogSource)
 TAIL_DEFAULT = 100
 TAIL_MAX = 5000
 _SEQ_DIGITS = 12

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = [
     "GUARD_ARGS",
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 IdleAction = Literal["stop", "terminate"]
-IDLE_ACTIONS: tuple[str, ...] = ("stop", "terminate")
+IDLE_ACTIONS: tuple[str, ...] = get_args(IdleAction)
 DEFAULT_GPU_IDLE_UTIL = 10
 """GPU utilization (percent) at or above which an NVIDIA GPU counts as busy."""
 
