@@ -39,7 +39,7 @@ unexport PYTHONDONTWRITEBYTECODE
 HAVE_JS := $(wildcard $(JS_DIR)/package.json)
 
 
-.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh setup-sandbox quickstart test test-ruff test-python test-python-main test-python-fallback test-lane-pytest test-lane-rest \
+.PHONY: help setup setup-python setup-docs setup-browser setup-js setup-ssh setup-sandbox quickstart test test-ruff test-python test-python-main test-python-fallback \
         test-browser test-js test-live test-explore lint format bench conformance operations-table docs \
         refresh-reference clean distclean
 
@@ -120,17 +120,11 @@ define pytest_stage
 endef
 
 # Every stage runs (-k) even when an earlier one failed; the run fails if any stage did.
-# Two lanes side by side (-j2; each lane's output is printed whole when it ends): the main
-# pytest run, and the browser tests followed by ruff, the JS tests and the process-runtime
-# rerun (about as long together).
+# The pytest and browser stages run side by side (-j2; each stage's output is printed whole
+# when it ends), then ruff and the JS tests. The machine's cores are the limit: running the
+# process-runtime rerun beside the main pytest run made both slower and the run longer.
 test: setup
-	$(MAKE) -k -j2 --output-sync=target --no-print-directory test-lane-pytest test-lane-rest
-
-test-lane-pytest:
-	$(MAKE) --no-print-directory test-python-main
-
-test-lane-rest:
-	$(MAKE) -k --no-print-directory test-browser test-ruff test-js test-python-fallback
+	$(MAKE) -k -j2 --output-sync=target --no-print-directory test-python test-browser test-ruff test-js
 
 test-ruff: setup-python
 	$(BIN)/ruff check .
