@@ -8,6 +8,7 @@ of forgotten jobs, and the job tables released when they empty.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,18 @@ def test_the_emulator_process_runs_with_the_system_allocator(emulator: Any) -> N
 def test_a_user_choice_of_allocator_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
     memory.use_system_allocator(["emulator"])  # returns: it does not start itself again
+
+
+def test_children_of_the_emulator_get_the_users_environment_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """podbook chose the allocator (PODBOOK_SET_PYTHONMALLOC): the process keeps it, the
+    workers and pods it starts do not inherit it."""
+    monkeypatch.setenv("PYTHONMALLOC", "malloc")
+    monkeypatch.setenv(memory.SET_BY_PODBOOK_VAR, "1")
+    memory.use_system_allocator(["emulator"])
+    assert "PYTHONMALLOC" not in os.environ
+    assert memory.SET_BY_PODBOOK_VAR not in os.environ
 
 
 def test_one_trim_after_a_burst_of_releases_once_it_is_quiet(

@@ -179,6 +179,9 @@ def _start(home_dir: Path, timeout: float) -> LocalEmulator:
     _write_key_if_missing(home_dir / "emulator.key")
     env = {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
     env["PODBOOK_HOME"] = str(home_dir)
+    if sys.platform.startswith("linux") and "PYTHONMALLOC" not in env:
+        # the emulator's allocator (podbook.emulator.memory), chosen here: it need not restart
+        env.update(PYTHONMALLOC="malloc", PODBOOK_SET_PYTHONMALLOC="1")
     command = [
         sys.executable,
         "-m",

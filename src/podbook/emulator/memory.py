@@ -23,6 +23,10 @@ from collections.abc import Callable, MutableMapping, MutableSet
 from typing import Any
 
 ALLOCATOR_VAR = "PYTHONMALLOC"
+SET_BY_PODBOOK_VAR = "PODBOOK_SET_PYTHONMALLOC"
+"""Says that podbook, not the user, chose the allocator (the launcher in
+``podbook.client._local`` or :func:`use_system_allocator`): the emulator's children (workers,
+pods) get the user's environment back."""
 
 
 @functools.cache
@@ -44,9 +48,12 @@ def use_system_allocator(argv: list[str]) -> None:
     The interpreter chooses its allocator before it runs any code, hence the ``exec``: the
     same process id, arguments and file descriptors, about 30 ms more at start.
     """
+    if os.environ.pop(SET_BY_PODBOOK_VAR, None):  # chosen for this process, not its children
+        os.environ.pop(ALLOCATOR_VAR, None)
+        return
     if os.environ.get(ALLOCATOR_VAR) or _malloc_trim() is None:
         return
-    env = {**os.environ, ALLOCATOR_VAR: "malloc"}
+    env = {**os.environ, ALLOCATOR_VAR: "malloc", SET_BY_PODBOOK_VAR: "1"}
     os.execve(sys.executable, [sys.executable, "-m", "podbook", *argv], env)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from podbook.guard.settings import parse_duration
 
 if TYPE_CHECKING:
-    from podbook.client._sync import Client
+    from podbook.client import Client
     from podbook.remote.keys import SshKeyPair
 
 __all__ = ["CONTROL_DIR", "extend", "keep_running"]

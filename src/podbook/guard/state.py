@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from podbook.guard.settings import GuardSettings, format_duration, settings_of
 
 if TYPE_CHECKING:
-    from podbook.client._sync import Client
+    from podbook.client import Client
 
 __all__ = ["GuardStatus", "latest", "parse_line", "read_status"]
 

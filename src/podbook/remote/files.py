@@ -48,7 +48,7 @@ from podbook.remote.progress import Direction, Meter, ProgressCallback, Transfer
 from podbook.remote.ssh import PodConnection, RemoteError, Target, using
 
 if TYPE_CHECKING:
-    from podbook.client._sync import Client
+    from podbook.client import Client
     from podbook.remote.keys import SshKeyPair
 
 __all__ = [

@@ -26,7 +26,7 @@ import asyncssh
 from podbook.client._home import default_home
 
 if TYPE_CHECKING:
-    from podbook.client._sync import Client
+    from podbook.client import Client
 
 __all__ = [
     "USER_KEY_NAMES",

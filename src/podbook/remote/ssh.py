@@ -40,7 +40,7 @@ from podbook.remote.keys import SshKeyPair, find_key, is_registered, load_key
 
 if TYPE_CHECKING:
     from podbook.api.pods import Pod
-    from podbook.client._sync import Client
+    from podbook.client import Client
 
 __all__ = [
     "MAX_SCRIPT_BYTES",
@@ -550,7 +550,7 @@ def _resolve(pod: Pod | str, client: Client | None) -> tuple[Pod, Client | None]
     if isinstance(pod, str):
         own = None
         if client is None:
-            from podbook.client._sync import Client
+            from podbook.client import Client
 
             client = own = Client()
         try:
