@@ -56,7 +56,7 @@ def test_one_trim_after_a_burst_of_releases_once_it_is_quiet(
 
     async def burst() -> tuple[float, float]:
         loop = asyncio.get_running_loop()
-        releases = memory.TrimAfterRelease(every=100, quiet=0.1, busiest=5.0)
+        releases = memory.TrimAfterRelease(every=100, quiet=0.1)
         for _ in range(5):  # 500 releases over 0.2 s: one burst
             releases.released(100)
             await asyncio.sleep(0.05)
