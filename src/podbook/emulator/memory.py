@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 import functools
 import os
 import sys
@@ -33,10 +32,9 @@ def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim`` (None elsewhere: macOS, musl)."""
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
+    try:  # the process's own symbols: libc is loaded (find_library would run ldconfig)
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+    except AttributeError:
         return None
 
 
@@ -45,7 +43,8 @@ def use_system_allocator(argv: list[str]) -> None:
     (glibc; ``PYTHONMALLOC`` not set by the user); otherwise return and go on as it is.
 
     The interpreter chooses its allocator before it runs any code, hence the ``exec``: the
-    same process id, arguments and file descriptors, about 30 ms more at start.
+    same process id, arguments and file descriptors, one interpreter start more. The
+    embedded emulator's launcher sets the variables itself, so it is not restarted.
     """
     if os.environ.pop(SET_BY_PODBOOK_VAR, None):  # chosen for this process, not its children
         os.environ.pop(ALLOCATOR_VAR, None)
