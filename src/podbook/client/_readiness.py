@@ -1,5 +1,6 @@
 """Is a RUNNING pod's service ready? Probes of what its record says: the SSH endpoint answers
-with its banner, the pod's Jupyter serves its login page, a port accepts a connection.
+with its banner, the pod's Jupyter serves its login page, a port takes a connection and
+keeps it (a relay that closes it at once has nothing listening behind it).
 
 A pod reads RUNNING once its main process starts, as on the service; its SSH server and
 Jupyter come up seconds later. :func:`not_ready` tells what of ``ready`` is not there yet (one
@@ -25,6 +26,13 @@ READY_NAMES = ("ssh", "jupyter")
 """Services ``ready`` may name, besides a port such as ``8000/http`` or ``5432/tcp``."""
 
 PROBE_TIMEOUT = 2.0
+
+TCP_SETTLE = 1.0
+"""How long a TCP probe holds its connection open: a connection closed or reset within it
+(nothing sent) reads as nothing listening. A relay in front of the pod (the emulator's
+sandbox carries each public port to the pod's private one) accepts every connection and
+closes it at once when nothing listens behind it; a listening server keeps it open (or
+greets). A silent server that listens costs the probe this long."""
 
 
 def parse_ready(ready: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -86,12 +94,24 @@ def _tcp(pod: Any, port: int) -> str | None:
     for mapping in _field(runtime, "ports") or [] if runtime is not None else []:
         if _field(mapping, "private") == port and _field(mapping, "public"):
             host, public = _field(mapping, "ip"), _field(mapping, "public")
-            try:
-                socket.create_connection((host, int(public)), timeout=PROBE_TIMEOUT).close()
-            except OSError:
-                return f"{port}/tcp: nothing listening on {host}:{public} yet"
-            return None
+            if _holds(host, int(public)):
+                return None
+            return f"{port}/tcp: nothing listening on {host}:{public} yet"
     return f"{port}/tcp: no public mapping for it yet"
+
+
+def _holds(host: str, port: int) -> bool:
+    """Whether a connection to ``host:port`` is taken and kept (see :data:`TCP_SETTLE`): refused,
+    or ended (EOF, reset) before :data:`TCP_SETTLE` without a byte, reads False."""
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT) as sock:
+            sock.settimeout(TCP_SETTLE)
+            try:
+                return bool(sock.recv(1))  # a greeting: a server; b"": closed behind a relay
+            except TimeoutError:
+                return True  # held open and silent: a server waiting for its client
+    except OSError:  # refused, reset
+        return False
 
 
 def not_ready(pod: Any, ready: Iterable[str]) -> list[str]:
