@@ -19,6 +19,7 @@ __all__ = [
     "Conflict",
     "ConnectionFailed",
     "Forbidden",
+    "GuardWarning",
     "InvalidRequest",
     "JobCancelled",
     "JobFailed",
@@ -63,6 +64,12 @@ def _with_error_lines(head: str, errors: Iterable[str], detail: str = "") -> str
 
 class PodbookError(Exception):
     """Base of every podbook error; ``str()`` is one readable line."""
+
+
+class GuardWarning(UserWarning):
+    """A pod was created with the pod guard, but the guard may not work as asked (an image
+    without ``curl`` or ``python3``, or no start command of the pod's own); the message is one
+    line that says what to do."""
 
 
 class ConfigError(PodbookError):

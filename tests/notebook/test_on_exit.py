@@ -219,6 +219,23 @@ def test_a_headless_kernel_stops_its_pods_unless_a_pod_says_otherwise(
     assert kept not in "\n".join(lines)
 
 
+def test_pods_a_cell_creates_with_the_client_end_with_the_kernel(kernels: Any, client: Any) -> None:
+    kernel = kernels(interactive=False)
+    text = kernel.run(
+        "import podbook\n"
+        f'_made = podbook.Client().pods.create(name="exit-script", gpu="{RTX4090}", image="x")\n'
+        'print("ids=" + _made.id)'
+    )
+    (made,) = re.findall(r"ids=(\S+)", text)
+    running(client, made)
+
+    kernel.shut_down()
+
+    assert status(client, made) == "EXITED"
+    (line,) = kernel.podbook_lines()
+    assert line.startswith("podbook: stopped 1 pod this kernel created") and made in line
+
+
 def test_podbook_on_exit_sets_the_default_and_the_setting_wins(kernels: Any, client: Any) -> None:
     quiet = kernels(interactive=False, env={"PODBOOK_ON_EXIT": "keep"})
     configured = kernels(interactive=False, env={"PODBOOK_ON_EXIT": "keep"})

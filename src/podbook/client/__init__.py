@@ -14,6 +14,7 @@ from podbook import _lazy_dir, _lazy_getattr
 if TYPE_CHECKING:
     from podbook.client._async import AsyncClient
     from podbook.client._core import Call, RetryPolicy
+    from podbook.client._created import on_pod_created
     from podbook.client._local import LocalEmulator, ensure_emulator
     from podbook.client._sync import Client
     from podbook.client.config import Settings, resolve_settings
@@ -32,6 +33,7 @@ __all__ = [
     "RetryPolicy",
     "Settings",
     "ensure_emulator",
+    "on_pod_created",
     "resolve_settings",
 ]
 
@@ -47,6 +49,7 @@ _HOMES = {
     "RetryPolicy": "podbook.client._core",
     "Settings": "podbook.client.config",
     "ensure_emulator": "podbook.client._local",
+    "on_pod_created": "podbook.client._created",
     "resolve_settings": "podbook.client.config",
 }
 

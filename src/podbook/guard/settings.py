@@ -20,6 +20,7 @@ __all__ = [
     "GUARD_ARGS",
     "GuardSettings",
     "arm",
+    "arm_notes",
     "fold",
     "format_duration",
     "original_args",
@@ -223,6 +224,28 @@ def original_args(pod: Any) -> str:
 
 
 _BARE_IMAGES = frozenset({"ubuntu", "debian", "alpine", "busybox", "centos", "rockylinux"})
+_SERVICE_IMAGES = "runpod/"
+"""Images whose own command is ``/start.sh``, which the guard's launcher runs without args."""
+
+
+def arm_notes(body: Mapping[str, Any]) -> list[str]:
+    """One line per reason the guard of an armed create ``body`` may not work as asked: an
+    image known to lack ``curl`` and ``python3`` (:func:`image_warning`), or no start command
+    of the pod's own on an image that is not one of the service's (the launcher then runs
+    ``/start.sh`` if the image has one, else only keeps the pod up: the image's own command
+    does not run). Empty for a body that is not armed."""
+    env = _env_of(body)
+    if body.get("args") != GUARD_ARGS:
+        return []
+    image = str(body.get("image") or "")
+    notes = [note] if (note := image_warning(image)) else []
+    if not env.get("PODBOOK_ARGS") and image and not image.startswith(_SERVICE_IMAGES):
+        notes.append(
+            f"note: the guarded pod runs no command of its own: with the guard, image "
+            f"{image!r} starts /start.sh if it has one, else it only stays up, and its own "
+            "command does not run (give args with the command it should run)"
+        )
+    return notes
 
 
 def image_warning(image: str | None) -> str | None:

@@ -18,12 +18,16 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 from traitlets import Bool, Enum, Float, default
 from traitlets.config import Configurable
 
+from podbook.client import on_pod_created
 from podbook.notebook.errors import is_local_emulator_gone, one_line_errors
 from podbook.notebook.kernel_exit.policy import ON_EXIT_CHOICES, default_on_exit
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from podbook.api.pods import Pod
+    from podbook.client.config import Settings
+    from podbook.notebook.kernel_exit.watch import ExitWatch
     from podbook.notebook.session import NotebookSession
 
 
@@ -75,6 +79,22 @@ class PodMagics(Magics, Configurable):
             for name, method in table.items():
                 table[name] = one_line_errors(method)
         self._session: NotebookSession | None = None
+        self._exit_watch: ExitWatch | None = None
+        # pods made by any client of this kernel (podbook.Client() in a cell too) end with it
+        self._forget_created = on_pod_created(self._pod_created)
+
+    @property
+    def exit_watch(self) -> ExitWatch:
+        """The pods this kernel created and what settles them when it ends (made on first
+        use: ``%load_ext`` imports no more than it must)."""
+        if self._exit_watch is None:
+            from podbook.notebook.kernel_exit.watch import ExitWatch
+
+            self._exit_watch = ExitWatch(self.shell, lambda: self.on_exit)
+        return self._exit_watch
+
+    def _pod_created(self, pod: Pod, settings: Settings) -> None:
+        self.exit_watch.track(pod, settings)
 
     @property
     def session(self) -> NotebookSession:
@@ -87,12 +107,16 @@ class PodMagics(Magics, Configurable):
                 interval=lambda: self.refresh_interval,
                 max_interval=lambda: self.max_refresh_interval,
                 show_panels=lambda: self.show_panels,
-                on_exit=lambda: self.on_exit,
+                exit_watch=self.exit_watch,
             )
         return self._session
 
     def close(self) -> None:
-        """Stop the refresher and release the client (``%unload_ext podbook``)."""
+        """Stop the refresher and release the client (``%unload_ext podbook``); the pods this
+        kernel created are then left as they are."""
+        self._forget_created()
+        if self._exit_watch is not None:
+            self._exit_watch.close()
         if self._session is not None:
             from podbook.notebook.chat.conversation import close_conversations
             from podbook.notebook.endpoints.book import close_book

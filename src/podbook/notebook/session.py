@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from podbook.api.pods import Pod
     from podbook.client import Client
+    from podbook.notebook.kernel_exit.watch import ExitWatch
 
 T = TypeVar("T")
 
@@ -77,8 +78,8 @@ class NotebookSession:
     """State shared by the magics of one IPython shell.
 
     ``interval``/``max_interval`` return the configured refresh pauses (seconds);
-    ``show_panels`` says whether magics display their panels; ``on_exit`` what happens to
-    the pods this kernel created when it ends (:attr:`exit_watch`).
+    ``show_panels`` says whether magics display their panels; ``exit_watch`` settles the
+    pods this kernel created when it ends (the magics' own; by default one that warns).
     """
 
     def __init__(
@@ -87,7 +88,7 @@ class NotebookSession:
         interval: Callable[[], float],
         max_interval: Callable[[], float],
         show_panels: Callable[[], bool],
-        on_exit: Callable[[], str] = lambda: "warn",
+        exit_watch: ExitWatch | None = None,
     ) -> None:
         self._client: Client | None = None
         self._client_lock = threading.Lock()
@@ -95,7 +96,6 @@ class NotebookSession:
         local = _points_at_local_emulator()
         if local:
             threading.Thread(target=self._build_client, name="podbook-client", daemon=True).start()
-        from podbook.notebook.kernel_exit.watch import ExitWatch
         from podbook.notebook.refresher import Refresher
 
         if local:  # what the first magic's answer needs, imported while the emulator boots
@@ -112,8 +112,12 @@ class NotebookSession:
         self._show_panels = show_panels
         self._closers: list[Callable[[], None]] = []
         self._runtime_told = False
-        self.exit_watch = ExitWatch(shell, on_exit)
-        self.on_close(self.exit_watch.close)
+        if exit_watch is None:
+            from podbook.notebook.kernel_exit.watch import ExitWatch
+
+            exit_watch = ExitWatch(shell, lambda: "warn")
+            self.on_close(exit_watch.close)
+        self.exit_watch = exit_watch
 
     # -- client -------------------------------------------------------------------------------
 

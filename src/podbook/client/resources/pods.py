@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from podbook.client._core import Call
+from podbook.client._created import announce
 from podbook.client.resources.base import (
     AsyncResource,
     SyncResource,
@@ -16,7 +18,7 @@ from podbook.client.resources.base import (
     path_id,
     prepare_body,
 )
-from podbook.errors import InvalidRequest, NotFound, WaitFailed, WaitTimeout
+from podbook.errors import GuardWarning, InvalidRequest, NotFound, WaitFailed, WaitTimeout
 
 if TYPE_CHECKING:
     from podbook.api.pods import CreatePodRequest, Pod, UpdatePodRequest
@@ -57,6 +59,18 @@ def take_guard(
         return request, fields, GuardSettings.build(**options)
     except ValueError as exc:
         raise InvalidRequest(str(exc), status=400) from None
+
+
+def _created(pod: Pod, call: Call[Pod], settings: Any) -> Pod:
+    """``pod``, just created by ``call``: the pod-created hooks told, and a
+    :class:`~podbook.errors.GuardWarning` (pointing at the caller of ``create``) for each
+    reason its guard may not work as asked."""
+    from podbook.guard.settings import arm_notes
+
+    announce(pod, settings)
+    for note in arm_notes(call.json or {}):
+        warnings.warn(note, GuardWarning, stacklevel=3)
+    return pod
 
 
 def template_args(body_source: Any, fields: Mapping[str, Any]) -> str | None:
@@ -319,7 +333,8 @@ class Pods(_PodLogs["LogStream"], SyncResource):
         template_id = template_args(request, fields) if guard else None
         if template_id:
             base_args = self._client.templates.get(template_id).args
-        return self._request(pod_calls.create(request, fields, guard=guard, base_args=base_args))
+        call = pod_calls.create(request, fields, guard=guard, base_args=base_args)
+        return _created(self._request(call), call, self._client.settings)
 
     def list(self, include_cluster_pods: bool = False) -> list[Pod]:
         """The account's pods (cluster members only with ``include_cluster_pods=True``)."""
@@ -409,7 +424,7 @@ class AsyncPods(_PodLogs["AsyncLogStream"], AsyncResource):
         if template_id:
             base_args = (await self._client.templates.get(template_id)).args
         call = pod_calls.create(request, fields, guard=guard, base_args=base_args)
-        return await self._request(call)
+        return _created(await self._request(call), call, self._client.settings)
 
     async def list(self, include_cluster_pods: bool = False) -> list[Pod]:
         """The account's pods; see :meth:`Pods.list`."""

@@ -6,9 +6,10 @@ One small function per subcommand, looked up in a dict by name (no if/elif chain
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
-from podbook.guard.settings import image_warning
+from podbook.errors import GuardWarning
 from podbook.notebook.pods.commands import (
     ClusterCommand,
     CreatePodCommand,
@@ -42,9 +43,14 @@ def create_pod(session: NotebookSession, command: CreatePodCommand) -> Pod:
     :func:`~podbook.notebook.remote.handlers.ssh_key_for_create`)."""
     ssh_key_for_create(session, command.fields)
     client = session.client
-    if command.guard and (note := image_warning(command.fields.get("image"))):
-        print(note)
-    pod = client.pods.create(command.request(), **command.guard)
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", GuardWarning)
+        pod = client.pods.create(command.request(), **command.guard)
+    for note in notes:  # the guard's notes as plain lines; any other warning as it came
+        if issubclass(note.category, GuardWarning):
+            print(note.message)
+        else:
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     session.created(pod, client, command.on_exit)
     if note := session.runtime_note():
         print(note)
