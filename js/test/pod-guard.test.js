@@ -56,6 +56,19 @@ describe("pod panel: guard", () => {
     expect(model.sent).toContainEqual({ type: "guard", op: "keep" });
   });
 
+  it("disables Extend and Keep running on a pod without SSH, and says why", () => {
+    const { model } = render({ pod: { ...gpuPod(), ssh: { proxy: null, direct: null } }, guard: idleGuard() });
+    for (const op of ["extend", "keep"]) {
+      expect(button(op).disabled).toBe(true);
+      expect(button(op).title).toMatch(/over SSH, which this pod has not \(create it with --ports 22\/tcp\)$/);
+      button(op).click();
+    }
+    expect(model.sent).toEqual([]);
+    mounted.cleanup();
+    render({ guard: idleGuard() });
+    expect(button("extend").disabled).toBe(false);
+  });
+
   it("shows the reason once it fired, without buttons, and nothing for an unguarded pod", () => {
     const fired = { state: "fired", reason: "idle", settings, summary: "stopped after 30m idle" };
     render({ pod: gpuPod({ status: "EXITED", actions: ["start", "terminate"] }), guard: fired });

@@ -157,6 +157,9 @@ function guardSection(model, pod) {
   if (text === null) return null;
   const busy = model.get("busy") || "";
   const live = pod.status === "RUNNING" && ["idle", "busy", "armed", "unknown"].includes(guard.state);
+  // The buttons write the guard's control file over SSH: without an SSH command they cannot.
+  const ssh = pod.ssh || {};
+  const reachable = SSH_KINDS.some(([kind]) => ssh[kind] && ssh[kind].command);
   const button = (op, label, busyLabel, title) =>
     h(
       "button",
@@ -164,8 +167,8 @@ function guardSection(model, pod) {
         type: "button",
         class: "podbook-guard-button",
         "data-guard-op": op,
-        title,
-        disabled: Boolean(busy),
+        title: reachable ? title : `${label} reaches the guard over SSH, which this pod has not (create it with --ports 22/tcp)`,
+        disabled: Boolean(busy) || !reachable,
         onclick: () => {
           if (!model.get("busy")) model.send({ type: "guard", op });
         },
