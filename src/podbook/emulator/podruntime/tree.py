@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,7 @@ def build_sandbox(
         mounts[network["path"]] = target
     workdir = next(iter(mounts.values()), container)
     env = {name: os.environ[name] for name in _HOST_VARS if name in os.environ}
+    env["PATH"] = pod_path(env.get("PATH"))
     env.update(service_env(record))
     env.update(service or {})
     env.update({str(k): str(v) for k, v in (record.get("env") or {}).items()})
@@ -139,6 +141,15 @@ def build_sandbox(
     for path, target in mounts.items():
         env[mount_env_name(path)] = str(target)
     return Sandbox(root=root, workdir=workdir, env=env, mounts=mounts, container=container)
+
+
+def pod_path(host_path: str | None) -> str:
+    """A pod's ``PATH``: the folder of the emulator's interpreter first (its virtualenv's
+    ``bin``, whether or not the emulator was started from an activated one), so ``python``,
+    ``pip`` and the tools installed there are the user's; then the host's ``PATH``."""
+    first = str(Path(sys.executable).parent)
+    rest = [p for p in (host_path or "/usr/local/bin:/usr/bin:/bin").split(os.pathsep) if p]
+    return os.pathsep.join([first, *(p for p in rest if p != first)])
 
 
 def service_env(record: Record) -> dict[str, str]:
