@@ -22,6 +22,7 @@ at most 1.5x the process runtime on both):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import subprocess
@@ -174,6 +175,45 @@ def hold_pods(emu: Emulator, count: int, local: bool) -> tuple[float, float, int
     return before, held, processes
 
 
+BARE_BOX = [
+    "bwrap", "--unshare-all", "--die-with-parent",
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+]  # fmt: skip
+"""The least a bubblewrap box is: its own namespaces (PID, network, user, IPC, UTS, cgroup)
+around the host's system, and no init, relay or agent of podbook's."""
+
+
+def bare_boxes(count: int) -> tuple[float, float]:
+    """PSS (MB) of ``count`` processes running a pod's sleeping ``args`` as the runtime does
+    (``sh -c``), unboxed and then each in a bare bubblewrap box: the floor of what any
+    bubblewrap sandbox adds to a sleeping pod."""
+    command = ["sh", "-c", "sleep 100000; true"]
+
+    def held(argv: list[str]) -> float:
+        started = [subprocess.Popen(argv) for _ in range(count)]
+        try:
+            wait_until(
+                lambda: all(
+                    any(c.name() == "sleep" for c in psutil.Process(p.pid).children(recursive=True))
+                    for p in started
+                ),
+                30,
+                "the sleeping commands",
+                every=0.05,
+            )
+            time.sleep(1.0)
+            return sum(tree_mb(p.pid)[0] for p in started)
+        finally:
+            for process in started:
+                for child in psutil.Process(process.pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        child.kill()
+                process.kill()
+                process.wait()
+
+    return held(command), held([*BARE_BOX, *command])
+
+
 def time_to_jupyter(emu: Emulator, count: int) -> list[float]:
     """Seconds from POST to the pod's Jupyter login page answering on the public port."""
     seconds: list[float] = []
@@ -244,6 +284,7 @@ def main() -> None:
                 with emu.http() as http:
                     http.put("/v2/account/ssh-keys", json={"keys": [public]}).raise_for_status()
                 figures[name], memory[name] = measure(emu, key, args)
+        floor = bare_boxes(HELD_PODS) if "sandbox" in modes else None
         (root / "none").mkdir()
         with emulator(root / "none", ["--runtime", "none", *BIG_QUOTA]) as simulated:
             none_before, none_held, none_procs = hold_pods(simulated, HELD_PODS, local=False)
@@ -267,6 +308,12 @@ def main() -> None:
             f" {cost[name]:.0f} MB, {cost[name] / HELD_PODS:.1f} MB a pod"
         )
     print(f"  none     {none_before:.0f} MB -> {none_held:.0f} MB ({none_procs} processes)")
+    if floor is not None:
+        bare, boxed = floor
+        print(
+            f"  the floor: the same {HELD_PODS} sleeping commands alone {bare:.1f} MB, each in a"
+            f" bare bubblewrap box (no init, relay or agent) {boxed:.1f} MB: {boxed / bare:.2f}x"
+        )
     print()
     if "sandbox" not in figures:
         print(f"sandbox: not measured ({no_box})")
