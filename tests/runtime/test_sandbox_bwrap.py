@@ -6,6 +6,7 @@ and the pod guard reaches the API from inside."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -220,10 +221,12 @@ def test_the_jupyter_server_and_its_kernels_run_in_the_box(boxed: Any) -> None:
             try:
                 outputs = kernel.execute(
                     "import os, socket\n"
-                    "print(os.getcwd(), socket.gethostname(), os.environ['HOME'], sum(n.isdigit() for n in os.listdir('/proc')) < 20)"
+                    "print(os.getcwd(), socket.gethostname(), os.environ['HOME'], sum(n.isdigit() for n in os.listdir('/proc')) < 20)\n"
+                    "print(os.environ['PATH'].split(':')[0])"  # the venv's bin: ``!python``
                 )
                 text = "".join(o.text for o in outputs if isinstance(o, StreamText))
-                assert text.split() == ["/workspace", pod.id, "/root", "True"], text
+                venv_bin = str(Path(sys.executable).parent)
+                assert text.split() == ["/workspace", pod.id, "/root", "True", venv_bin], text
             finally:
                 kernel.close(shutdown=True)
         finally:
@@ -399,3 +402,75 @@ def test_cluster_members_reach_each_other_at_their_cluster_address(http: Any) ->
             assert log_lines(http, one["id"], seen)
     finally:
         http.delete(f"/v2/clusters/{cluster_id}")
+
+
+BOX_OWN = (Path("/tmp"), Path("/var/tmp"), Path("/root"))
+"""Where a box shows its container disk: an emulator home there is out of a pod's view
+anyway, whatever the box hides (the other tests' homes are under /tmp)."""
+
+
+def _outside_the_box_own() -> Path:
+    """A folder for an emulator home that the box must hide itself: the user's home, else
+    this checkout (root's home is /root, which the box replaces)."""
+    for place in (Path.home(), Path(__file__).resolve().parents[2]):
+        place = place.resolve()
+        if not any(place == top or top in place.parents for top in BOX_OWN):
+            return place
+    raise AssertionError("no folder outside /tmp, /var/tmp and /root to put a home in")
+
+
+def test_a_pod_reads_nothing_of_the_emulators_home_or_another_pods_volume(
+    emulator_class: Any,
+) -> None:
+    import secrets
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix=".pb-isolation-", dir=_outside_the_box_own()))
+    emu = emulator_class(root, extra_args=BOXED)
+    emu.db = emu.home / "emulator.db"  # the default layout: the database in the home
+    token = secrets.token_hex(8)
+    name = f"secret-{token}"
+    find = (  # every path of the pod's view
+        "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune "
+        f"-o -name {name} -print 2>/dev/null | tr '\\n' ,"
+    )
+    volume = {"persistent": {"size": 10, "path": "/workspace"}}
+    try:
+        emu.start()
+        key = (emu.home / "emulator.key").read_text()
+        with emu.http() as http:
+            owner = create_pod(
+                http,
+                mounts=volume,
+                args=f"echo {token} > /workspace/{name}; echo found=[$({find})]; exec sleep 600",
+            )
+            wait_status(http, owner["id"], "RUNNING", timeout=30)
+            # the owner sees its file where it wrote it (so the search finds what is there)
+            assert log_lines(http, owner["id"], "found=", timeout=90)[-1] == (
+                f"found=[/workspace/{name},]"
+            )
+            folder = emu.home / "podruntime" / "pods" / owner["id"] / "persistent"
+            assert (folder / name).read_text().strip() == token
+            home, db = emu.home, emu.db
+            probe = (
+                f'echo "home=[$(ls -A {home} 2>&1 | tr "\\n" ,)]"; '
+                f"cat {home}/emulator.key {db} {folder}/{name} 2>/dev/null; "
+                f'echo "db=[$(head -c 16 {db} 2>/dev/null | tr -dc "A-Za-z0-9 ")]"; '
+                f"ls -A {folder} 2>/dev/null; "
+                f"echo found=[$({find})]; echo checked; exec sleep 600"
+            )
+            other = create_pod(http, mounts=volume, args=probe)
+            wait_status(http, other["id"], "RUNNING", timeout=30)
+            lines = log_lines(http, other["id"], "checked", timeout=90)
+            for pod in (owner, other):
+                http.delete(f"/v2/pods/{pod['id']}")
+        seen = "\n".join(lines)
+        # the home is an empty folder (no key, no database, no placeholder names), the
+        # database reveals nothing, the other pod's volume is nowhere in this pod's view
+        assert lines[:2] == ["home=[]", "db=[]"], lines
+        assert lines[2:] == ["found=[]", "checked"], lines
+        assert key.strip() not in seen and token not in seen
+    finally:
+        emu.stop()
+        shutil.rmtree(root, ignore_errors=True)

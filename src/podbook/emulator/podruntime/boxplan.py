@@ -10,8 +10,9 @@ reading the host's top-level folders).
   host's folders cover it read-only where they stand.
 - The persistent mount and each network volume at their own paths (``/workspace``,
   ``/data``...), read-write, exactly as the pod record says.
-- Out of view: the user's home (``HOME`` of the emulator) and the emulator's home and
-  database, each replaced by an empty folder; the Python the emulator runs in (its
+- Out of view: the user's home (``HOME`` of the emulator) and the emulator's home, each
+  replaced by an empty folder (a database inside one shows no placeholder there), and a
+  database elsewhere, shown as an empty file; the Python the emulator runs in (its
   virtualenv and base installation) and podbook itself are shown again, read-only, at their
   own paths, so ``python`` in a pod has the user's packages; ``extra_ro`` adds more.
 - Namespaces of its own: PID (the pod's processes only; the box's init reaps), network (a
@@ -99,11 +100,13 @@ def bwrap_args(plan: BoxPlan, entries: Iterable[tuple[str, Path | None]]) -> lis
     for path, folder in sorted(plan.mounts.items()):
         args += ["--bind", str(folder), path]
     shown = python_paths() + list(plan.extra_ro)
+    covered = [Path("/tmp"), Path("/root"), Path("/var/tmp")]  # the container disk's own
     for folder in plan.hidden:
         if any(_inside(folder, Path(p)) for p in plan.mounts) or not folder.is_dir():
             continue
-        if str(folder).startswith(("/tmp/", "/root/")) or folder in (Path("/tmp"), Path("/root")):
+        if any(_inside(folder, top) for top in covered):
             continue  # already the pod's own (container disk)
+        covered.append(folder)
         args += ["--tmpfs", str(folder)]
         for path in shown:
             if _inside(path, folder) and path != folder:
@@ -111,8 +114,8 @@ def bwrap_args(plan: BoxPlan, entries: Iterable[tuple[str, Path | None]]) -> lis
     for path in shown:  # under /root or /tmp, which the container disk replaced
         if str(path).startswith(("/root/", "/tmp/")):
             args += ["--ro-bind", str(path), str(path)]
-    for file in plan.hidden_files:
-        if file.exists():
+    for file in plan.hidden_files:  # a placeholder only where the file would show: none in
+        if file.exists() and not any(_inside(file, top) for top in covered):  # an empty folder
             args += ["--ro-bind", "/dev/null", str(file)]
     if plan.run is not None:
         args += ["--bind", str(plan.run), "/run/podbook"]
