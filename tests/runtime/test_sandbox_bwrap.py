@@ -474,3 +474,23 @@ def test_a_pod_reads_nothing_of_the_emulators_home_or_another_pods_volume(
     finally:
         emu.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_port_variables_in_a_box_are_the_services(http: Any) -> None:
+    # RUNPOD_TCP_PORT_<n>: the public port, as on the service; no RUNPOD_HTTP_PORT_<n> (an
+    # HTTP server listens on its private port)
+    script = (
+        'echo "tcp=${RUNPOD_TCP_PORT_5432-unset} http=${RUNPOD_HTTP_PORT_8000-unset}"; '
+        "exec sleep 600"
+    )
+    pod = create_pod(http, args=script, ports=["8000/http", "5432/tcp"])
+    try:
+        wait_status(http, pod["id"], "RUNNING", timeout=30)
+        line = log_lines(http, pod["id"], "tcp=", timeout=30)[-1]
+        public = public_port(
+            http.get(f"/v2/pods/{pod['id']}").json(), 5432
+        )  # the record's public port of 5432/tcp
+        assert public != 5432
+        assert line == f"tcp={public} http=unset"
+    finally:
+        http.delete(f"/v2/pods/{pod['id']}")
