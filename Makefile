@@ -196,6 +196,7 @@ bench: setup-python setup-ssh
 	$(BIN)/python bench/remote.py
 	$(BIN)/python bench/serverless.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/podlist.py
 	$(BIN)/python bench/firstmagic.py
 
 # ---------------------------------------------------------------- conformance
