@@ -332,6 +332,7 @@ def run_emulator(args: argparse.Namespace) -> int:
         runtime=args.runtime,
         home=home,
         max_running_pods=max(1, args.max_running_pods),
+        config_path=args.config.expanduser().resolve() if args.config else None,
     )
     if args.sandbox not in SANDBOXES:
         print(

@@ -398,7 +398,7 @@ def test_a_pod_cannot_read_the_emulators_keys_database_or_another_pods_files(
         wait_status(http, other["id"], "RUNNING")
         log_lines(http, other["id"], "ready")
         probe = (
-            'for f in "$H/emulator.key" "$H/emulator.json" "$DB" "$H/podruntime/ledger.json" '
+            'for f in "$H/emulator.key" "$H/emulator.json" "$DB" "$CONFIG" "$H/podruntime/ledger.json" '
             '"$H/podruntime/pods/$OTHER/persistent/file" /proc/$EMU/mem; do '
             'if cat "$f" >/dev/null 2>&1; then echo "READ $f"; else echo "DENIED $f"; fi; done; '
             'echo mine > "$RUNPOD_MOUNT_WORKSPACE/own" && cat "$RUNPOD_MOUNT_WORKSPACE/own"; '
@@ -408,7 +408,13 @@ def test_a_pod_cannot_read_the_emulators_keys_database_or_another_pods_files(
         pod = create_pod(
             http,
             mounts={"persistent": {"size": 10, "path": "/workspace"}},
-            env={"H": str(home), "DB": str(emu.db), "OTHER": other["id"], "EMU": str(emu.proc.pid)},
+            env={
+                "H": str(home),
+                "DB": str(emu.db),
+                "CONFIG": str(emu.config),  # the --config file, with the accounts' keys
+                "OTHER": other["id"],
+                "EMU": str(emu.proc.pid),
+            },
             args=probe,
         )
         wait_status(http, pod["id"], "RUNNING")
@@ -416,5 +422,5 @@ def test_a_pod_cannot_read_the_emulators_keys_database_or_another_pods_files(
     key = (home / "emulator.key").read_text().strip()
     assert not any(key in line for line in lines)
     assert not [line for line in lines if line.startswith("READ ")], lines
-    assert sum(line.startswith("DENIED ") for line in lines) == 6, lines
+    assert sum(line.startswith("DENIED ") for line in lines) == 7, lines
     assert "mine" in lines and "tmp ok" in lines and "ls ok" in lines, lines

@@ -455,7 +455,7 @@ def test_a_pod_reads_nothing_of_the_emulators_home_or_another_pods_volume(
             home, db = emu.home, emu.db
             probe = (
                 f'echo "home=[$(ls -A {home} 2>&1 | tr "\\n" ,)]"; '
-                f"cat {home}/emulator.key {db} {folder}/{name} 2>/dev/null; "
+                f"cat {home}/emulator.key {db} {emu.config} {folder}/{name} 2>/dev/null; "
                 f'echo "db=[$(head -c 16 {db} 2>/dev/null | tr -dc "A-Za-z0-9 ")]"; '
                 f"ls -A {folder} 2>/dev/null; "
                 f"echo found=[$({find})]; echo checked; exec sleep 600"
@@ -467,10 +467,12 @@ def test_a_pod_reads_nothing_of_the_emulators_home_or_another_pods_volume(
                 http.delete(f"/v2/pods/{pod['id']}")
         seen = "\n".join(lines)
         # the home is an empty folder (no key, no database, no placeholder names), the
-        # database reveals nothing, the other pod's volume is nowhere in this pod's view
+        # database and the --config file (beside the home) reveal nothing, the other pod's
+        # volume is nowhere in this pod's view
         assert lines[:2] == ["home=[]", "db=[]"], lines
         assert lines[2:] == ["found=[]", "checked"], lines
         assert key.strip() not in seen and token not in seen
+        assert emu.other_key not in seen and "[[accounts]]" not in seen  # the --config file
     finally:
         emu.stop()
         shutil.rmtree(root, ignore_errors=True)

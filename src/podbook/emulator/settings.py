@@ -78,6 +78,14 @@ class EmulatorSettings:
     sandbox_note: str = ""  # why ``--sandbox auto`` fell back to the process runtime
     share_ro: tuple[Path, ...] = ()  # host folders every box shows read-only (--share-ro)
     max_running_pods: int = 16  # local runtime: more running pods answer the capacity error
+    config_path: Path | None = None  # the --config file (account keys): hidden from pods
+
+    def private_files(self) -> list[Path]:
+        """The files no pod or worker may read, wherever they are: the database (with its
+        ``-wal`` and ``-shm``) and the ``--config`` file, which hold the accounts' keys."""
+        db = self.db_path
+        files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+        return [*files, self.config_path] if self.config_path is not None else files
 
     def __repr__(self) -> str:  # never show keys
         return (

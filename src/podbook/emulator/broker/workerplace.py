@@ -72,13 +72,12 @@ def place_of(settings: Any) -> WorkerPlace:
     from podbook.emulator.podruntime.tree import volume_dir
 
     home = Path(settings.home or settings.db_path.parent)
-    db = settings.db_path
     return WorkerPlace(
         home=home,
         volume_dir=partial(volume_dir, home),
         boxed=settings.runtime == "local" and settings.sandbox == "bwrap",
         hidden=(Path.home(), home),
-        hidden_files=(db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")),
+        hidden_files=tuple(settings.private_files()),
         shared=tuple(settings.share_ro),
     )
 

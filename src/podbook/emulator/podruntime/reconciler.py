@@ -229,15 +229,14 @@ class LocalRuntime:
                 "PODBOOK_API_URL": self.settings.url,
             },
         )
-        db = self.settings.db_path
-        db_files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+        private = self.settings.private_files()
         if self.settings.sandbox == "bwrap":  # the box hides the home (no Landlock: no mounts)
             live.box = await open_box(
                 record,
                 sandbox,
                 api_url=self.settings.url,
                 hidden=[Path.home(), self.home],
-                hidden_files=db_files,
+                hidden_files=private,
                 shared=self.settings.share_ro,
                 preexec=group.preexec(),
             )
@@ -246,7 +245,7 @@ class LocalRuntime:
             sandbox.env = boxed_env(sandbox)
         else:
             allowed = [sandbox.root, *sandbox.mounts.values()]
-            if not await asyncio.to_thread(group.hide, [self.home, *db_files], allowed):
+            if not await asyncio.to_thread(group.hide, [self.home, *private], allowed):
                 self._warn_once("Landlock is not available: pod processes can read the home")
         sandbox.preexec = group.preexec()
         if (running_since(record["phase"]) or 0) < self._started_at - 1:
