@@ -496,3 +496,37 @@ def test_the_port_variables_in_a_box_are_the_services(http: Any) -> None:
         assert line == f"tcp={public} http=unset"
     finally:
         http.delete(f"/v2/pods/{pod['id']}")
+
+
+def test_the_host_and_shared_folders_are_read_only_and_orphans_are_reaped(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "hello.txt").write_text("from the host\n")
+    emu = start_emulator(extra_args=(*BOXED, "--share-ro", str(shared)))
+    script = (
+        "touch /usr/podbook-probe 2>/dev/null && echo usr=writable || echo usr=read-only; "
+        f"touch {shared}/made 2>/dev/null && echo shared=writable || echo shared=read-only; "
+        f"cat {shared}/hello.txt; "
+        # an orphan that ends: the box's first process must reap it (no zombie left)
+        "(sh -c 'sleep 0.2' &); sleep 1.5; "
+        "z=0; for f in /proc/[0-9]*/stat; do "
+        'read -r _ _ st _ < "$f" 2>/dev/null && [ "$st" = Z ] && z=$((z+1)); done; '
+        "echo zombies=$z; echo checked; exec sleep 600"
+    )
+    with emu.http() as http:
+        pod = create_pod(http, args=script)
+        try:
+            wait_status(http, pod["id"], "RUNNING")
+            lines = log_lines(http, pod["id"], "checked", timeout=60)
+        finally:
+            http.delete(f"/v2/pods/{pod['id']}")
+    assert lines == [
+        "usr=read-only",
+        "shared=read-only",
+        "from the host",
+        "zombies=0",
+        "checked",
+    ], lines
+    assert not (shared / "made").exists() and not Path("/usr/podbook-probe").exists()
