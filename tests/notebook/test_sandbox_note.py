@@ -84,6 +84,21 @@ def test_auto_falls_back_where_bwrap_is_missing_and_says_so_at_start(
         emulator.stop()
 
 
+def test_auto_is_the_default_and_picks_bwrap_where_it_works(
+    emulator_class: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PODBOOK_SANDBOX", raising=False)  # the fallback stage sets it
+    emulator = emulator_class(tmp_path, extra_args=("--runtime", "local"))
+    emulator.start()
+    try:
+        pods = httpx.get(f"{emulator.url}/healthz").json()["pods"]
+        assert pods == {"runtime": "local", "sandbox": "bwrap"}
+        start = Path(emulator.log_path).read_text()
+        assert "without a sandbox" not in start
+    finally:
+        emulator.stop()
+
+
 def test_a_sandbox_that_cannot_work_or_does_not_exist_is_one_line_at_start(
     emulator_class: Any, tmp_path: Path
 ) -> None:
