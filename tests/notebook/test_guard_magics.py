@@ -151,12 +151,14 @@ def test_create_warns_of_a_bare_image_and_show_prints_the_guard(
 
 
 def test_create_wait_returns_once_the_services_answer(gip: InteractiveShell, client: Any) -> None:
+    import socket
+
     import httpx
 
     made = run_cell(
         gip,
         'gd_ready = %pod create --gpu "NVIDIA GeForce RTX 4090" --image runpod/pytorch '
-        "--ports 8888/http --jupyter --args 'exec sleep 600' --wait jupyter",
+        "--ports 8888/http,22/tcp --jupyter --ssh --args 'exec sleep 600' --wait ssh,jupyter",
     )
     assert made.success, made.text
     pod = gip.user_ns.pop("gd_ready")
@@ -164,6 +166,9 @@ def test_create_wait_returns_once_the_services_answer(gip: InteractiveShell, cli
         assert pod.status == "RUNNING"
         public = next(p.public for p in pod.runtime.ports if p.private == 8888)
         assert httpx.get(f"http://127.0.0.1:{public}/login").status_code == 200
+        direct = pod.ssh.direct
+        with socket.create_connection((direct.host, direct.port), timeout=5) as sock:
+            assert sock.recv(8).startswith(b"SSH-")  # the SSH server took it, not a relay
     finally:
         client.pods.terminate(pod.id)
     bad = run_cell(gip, '%pod create --gpu "NVIDIA GeForce RTX 4090" --image x --wait sshd')
