@@ -154,7 +154,9 @@ def arm(body: Mapping[str, Any], settings: GuardSettings, *, base_args: str | No
     if own == GUARD_ARGS:  # armed already: keep the command it wraps
         own = (armed.get("env") or {}).get("PODBOOK_ARGS", "")
     env = {str(k): str(v) for k, v in (armed.get("env") or {}).items()}
-    for name in ("PODBOOK_IDLE_STOP", "PODBOOK_MAX_RUNTIME", "PODBOOK_GPU_IDLE_UTIL"):
+    # PODBOOK_GPU_IDLE_UTIL stays as the user set it in ``env`` (the documented way to change
+    # the threshold) unless ``settings`` has one of its own.
+    for name in ("PODBOOK_IDLE_STOP", "PODBOOK_MAX_RUNTIME"):
         env.pop(name, None)
     env.update(settings.to_env())
     env["PODBOOK_ARGS"] = (own if own is not None else base_args) or ""
