@@ -81,8 +81,13 @@ def jupyter_lab(
 @pytest.fixture(scope="session")
 def local_emulator(start_emulator: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """An emulator whose pods run for real (``--runtime local``, as the embedded one's), with an
-    SSH key registered on the account (so ``--ssh`` pods have SSH servers and commands)."""
-    emulator = start_emulator(extra_args=("--runtime", "local"))
+    SSH key registered on the account (so ``--ssh`` pods have SSH servers and commands), and a
+    folder every pod sees read-only (``slow_jupyter``: a Jupyter config that starts slowly, as
+    the service's images do, for a pod whose ``JUPYTER_CONFIG_PATH`` names it)."""
+    slow = tmp_path_factory.mktemp("slow-jupyter")
+    (slow / "jupyter_server_config.py").write_text("import time\ntime.sleep(8)\n")
+    emulator = start_emulator(extra_args=("--runtime", "local", "--share-ro", str(slow)))
+    emulator.slow_jupyter = slow
     key = tmp_path_factory.mktemp("browser-ssh") / "id_ed25519"
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],

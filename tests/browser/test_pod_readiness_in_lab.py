@@ -13,9 +13,6 @@ from playwright.sync_api import expect
 from .jupyterlab import LabServer, open_and_run_all, pod_under_test, write_notebook
 
 NOTEBOOK = "pod_readiness.ipynb"
-# An image whose Jupyter takes a while to come up, as the service's do: a config file on the
-# server's search path that sleeps while it loads (the panel must be seen saying so).
-SLOW_CONFIG = "import time\ntime.sleep(8)\n"
 
 
 def cells(slow: Path) -> list[str]:
@@ -36,10 +33,11 @@ def test_jupyter_reads_starting_then_ready(
     local_emulator: Any,
     artifacts_dir: Path,
     console_messages: list[str],
-    tmp_path: Path,
 ) -> None:
-    (tmp_path / "jupyter_server_config.py").write_text(SLOW_CONFIG)
-    write_notebook(local_lab.root_dir, NOTEBOOK, cells(tmp_path))
+    # An image whose Jupyter takes a while to come up, as the service's do: a config file on
+    # the server's search path that sleeps while it loads, in a folder every pod sees (the
+    # panel must be seen saying so, in the sandbox too)
+    write_notebook(local_lab.root_dir, NOTEBOOK, cells(local_emulator.slow_jupyter))
     open_and_run_all(page, local_lab, NOTEBOOK)
     panel = page.locator(".podbook-pod")
     expect(panel).to_have_count(1, timeout=TIMEOUT_MS)
