@@ -59,12 +59,14 @@ if mode == "api":
     req = urllib.request.Request(url, data=body.encode() if body else None, method=method)
     req.add_header("Authorization", "Bearer " + os.environ.get("RUNPOD_API_KEY", ""))
     req.add_header("Content-Type", "application/json")
+    answered = False
     try:
         with urllib.request.urlopen(req, timeout=limit) as answer:
+            answered = True  # a 2xx status came: only the body may still time out
             for line in answer:
                 sys.stdout.write(line.decode("utf-8", "replace"))
     except OSError as exc:
-        sys.exit(0 if "timed out" in str(exc) else 22)
+        sys.exit(0 if answered and "timed out" in str(exc) else 22)
 else:
     jar = http.cookiejar.MozillaCookieJar(sys.argv[3])
     try:
