@@ -13,6 +13,7 @@ from podbook.guard import (
     parse_duration,
     settings_of,
 )
+from podbook.guard.settings import fold
 
 
 @pytest.mark.parametrize(
@@ -77,3 +78,13 @@ def test_arm_keeps_the_gpu_threshold_the_user_set_in_env() -> None:
     assert again["env"]["PODBOOK_GPU_IDLE_UTIL"] == "60"
     assert settings_of(again) == GuardSettings(max_runtime=3600, gpu_idle_util=60)
     assert again["env"]["PODBOOK_ARGS"] == "python train.py"
+
+
+def test_a_threshold_the_user_set_is_shown_where_the_settings_are() -> None:
+    body = {"image": "runpod/base:latest", "args": "python train.py",
+            "env": {"PODBOOK_GPU_IDLE_UTIL": "60"}}  # fmt: skip
+    shown = fold(arm(body, GuardSettings.build(idle_stop="30m")))
+    assert shown["guardSettings"]["summary"] == "idle stop 30m, GPU busy from 60%, then stop"
+    assert shown["guardSettings"]["gpu_idle_util"] == 60
+    default = fold(arm({**body, "env": {}}, GuardSettings.build(idle_stop="30m")))
+    assert default["guardSettings"]["summary"] == "idle stop 30m, then stop"

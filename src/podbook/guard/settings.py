@@ -129,10 +129,13 @@ class GuardSettings:
         return env
 
     def describe(self) -> str:
-        """``idle stop 30m, max runtime 4h, then stop``."""
+        """``idle stop 30m, max runtime 4h, then stop`` (with ``GPU busy from 60%`` when the
+        threshold is not the default)."""
         parts = []
         if self.idle_stop is not None:
             parts.append(f"idle stop {format_duration(self.idle_stop)}")
+            if self.gpu_idle_util != DEFAULT_GPU_IDLE_UTIL:
+                parts.append(f"GPU busy from {self.gpu_idle_util}%")
         if self.max_runtime is not None:
             parts.append(f"max runtime {format_duration(self.max_runtime)}")
         return ", ".join(parts) + f", then {self.idle_action}"
@@ -212,6 +215,7 @@ def fold(pod: Mapping[str, Any]) -> dict[str, Any]:
         "idle_stop": settings.idle_stop,
         "max_runtime": settings.max_runtime,
         "idle_action": settings.idle_action,
+        "gpu_idle_util": settings.gpu_idle_util,
         "summary": settings.describe(),
     }
     return folded
