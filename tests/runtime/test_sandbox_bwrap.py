@@ -6,6 +6,7 @@ and the pod guard reaches the API from inside."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -411,10 +412,13 @@ anyway, whatever the box hides (the other tests' homes are under /tmp)."""
 
 def _outside_the_box_own() -> Path:
     """A folder for an emulator home that the box must hide itself: the user's home, else
-    this checkout (root's home is /root, which the box replaces)."""
-    for place in (Path.home(), Path(__file__).resolve().parents[2]):
+    this checkout, else a system folder the user may write in (root's home is /root, which
+    the box replaces, and a CI checkout may be under /tmp)."""
+    checkout = Path(__file__).resolve().parents[2]
+    for place in (Path.home(), checkout, Path("/var/cache"), Path("/srv"), Path("/opt")):
         place = place.resolve()
-        if not any(place == top or top in place.parents for top in BOX_OWN):
+        outside = not any(place == top or top in place.parents for top in BOX_OWN)
+        if outside and place.is_dir() and os.access(place, os.W_OK):
             return place
     raise AssertionError("no folder outside /tmp, /var/tmp and /root to put a home in")
 
