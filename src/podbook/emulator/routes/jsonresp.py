@@ -18,3 +18,8 @@ def json_response(value: Any, status: int = 200, headers: dict[str, str] | None 
     return Response(
         dumps(value), status_code=status, headers=headers, media_type="application/json"
     )
+
+
+def raw_json_response(body: bytes, status: int = 200) -> Response:
+    """A response whose JSON ``body`` is already encoded."""
+    return Response(body, status_code=status, media_type="application/json")
