@@ -31,7 +31,10 @@ def account(own: Any, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
         for pod in client.pods.list():
             client.pods.terminate(pod.id)
         guarded = client.pods.create(
-            name="big-guarded", gpu={"id": RTX4090, "count": 2}, image="x", idle_stop="30m"
+            name="big-guarded",
+            gpu={"id": RTX4090, "count": 2},
+            image="runpod/pytorch",  # its own command is /start.sh: no GuardWarning
+            idle_stop="30m",
         )
         cpu = client.pods.create(name="small-cpu", cpu={"id": "cpu3c", "vcpuCount": 2}, image="x")
         stopped = client.pods.create(name="stopped-gpu", gpu={"id": RTX4090}, image="x")
