@@ -296,6 +296,8 @@ SLOW = (
     "tests/notebook/test_guard_magics.py",
     "tests/notebook/test_on_exit.py",
     "tests/emulator/test_loadbalancer_pool.py",
+    "tests/emulator/test_broker_runpod_sdk.py",  # the runpod SDK's own worker processes
+    "tests/notebook/test_health_timeline.py",  # workers the emulator starts and stops
     "tests/emulator/test_security.py",
     "tests/emulator/test_cli.py",
 )
