@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from emu_helpers import create, gpu_pod, wait_status
+from processes import wait_for
 
 
 def by_id(listed: dict[str, Any]) -> dict[str, Any]:
@@ -43,6 +44,12 @@ def test_cluster_members_are_listed_only_when_asked(http: Any) -> None:
     members = {
         p["id"] for p in http.get(f"/v2/clusters/{created.json()['id']}/pods").json()["pods"]
     }
+    # a member's cluster address comes once the cluster is assigned: compare after that
+    wait_for(
+        lambda: all(http.get(f"/v2/pods/{m}").json()["cluster"].get("ip") for m in members),
+        timeout=30,
+        what="the members' cluster addresses",
+    )
     plain = by_id(http.get("/v2/pods").json())
     everything = by_id(http.get("/v2/pods", params={"includeClusterPods": "true"}).json())
     assert members and not members & set(plain) and members <= set(everything)

@@ -9,6 +9,7 @@ bodies), so each test controls every step.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -63,9 +64,14 @@ class RawWorker:
         """One job-take (long-polls while nothing waits)."""
         return self.http.get(self.take_url + "&job_in_progress=0")
 
-    def take_job(self) -> dict[str, Any]:
-        """Take one job, asserting there was one."""
+    def take_job(self, timeout: float = 20.0) -> dict[str, Any]:
+        """Take one job, asserting one came within ``timeout`` seconds (takes long-poll for
+        the broker's short wait; a client submitting from a thread on a loaded machine may
+        take longer than one, and an empty take, 204, is asked again as a worker does)."""
+        deadline = time.monotonic() + timeout
         response = self.take()
+        while response.status_code == 204 and time.monotonic() < deadline:
+            response = self.take()
         assert response.status_code == 200, (response.status_code, response.text)
         assert response.headers["content-type"].startswith("application/json")
         return response.json()
