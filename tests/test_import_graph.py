@@ -206,3 +206,42 @@ def test_imports_keep_the_layers_architecture_md_states() -> None:
     assert top - {"__main__"} <= ruled, f"packages with no layer rule: {top - ruled}"
     broken = layer_breaks(import_graph(), rules)
     assert not broken, "imports the layers do not allow: " + "; ".join(broken)
+
+
+def private_breaks(graph: dict[str, set[str]], rules: dict[str, list[str]]) -> list[str]:
+    """Every import of another package's private module (``podbook.client._local`` from
+    outside ``podbook.client``) that the importer's layer rule does not name outright."""
+    broken = []
+    for module, targets in sorted(graph.items()):
+        owners = [source for source in rules if _within(module, source)]
+        allowed = rules[max(owners, key=len)] if owners else []
+        if "podbook.*" in allowed:
+            continue
+        for target in sorted(targets):
+            parts = target.split(".")
+            private = [i for i, part in enumerate(parts) if part.startswith("_") and i > 0]
+            if not private:
+                continue
+            package = ".".join(parts[: private[0]])
+            named = [a for a in allowed if a.count(".") >= private[0] and _within(target, a)]
+            if _within(module, package) or named:
+                continue
+            broken.append(f"{module} -> {target}")
+    return broken
+
+
+def test_the_private_check_finds_a_private_import() -> None:
+    rules = {"podbook.remote": ["podbook.client"], "podbook.notebook": ["podbook.client._local"]}
+    graph = {
+        "podbook.remote.ssh": {"podbook.client._home", "podbook.client.config"},
+        "podbook.notebook.session": {"podbook.client._local"},
+        "podbook.client.config": {"podbook.client._home"},
+    }
+    assert private_breaks(graph, rules) == ["podbook.remote.ssh -> podbook.client._home"]
+
+
+def test_a_private_module_is_imported_only_by_its_package_or_where_the_layers_name_it() -> None:
+    """A ``_name`` module is its package's own: another package reaches it only where the
+    layers block of ``docs/architecture.md`` names it, and says why."""
+    broken = private_breaks(import_graph(), stated_layers())
+    assert not broken, "private modules imported from outside: " + "; ".join(broken)

@@ -12,7 +12,8 @@ import pickle
 import httpx
 import pytest
 
-from podbook.client._core import error_from_response, parse_retry_after
+from podbook.api.ratelimit import parse_retry_after
+from podbook.client._core import error_from_response
 from podbook.errors import (
     APIError,
     BadRequest,

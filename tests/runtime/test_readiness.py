@@ -16,7 +16,7 @@ from runtime_helpers import wait_for
 from ssh_helpers import Endpoint, keygen, ssh
 
 from podbook import Client
-from podbook.client._readiness import not_ready
+from podbook.client.readiness import not_ready
 from podbook.errors import InvalidRequest, WaitTimeout
 
 pytestmark = pytest.mark.timeout(120)

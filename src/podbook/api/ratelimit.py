@@ -1,4 +1,4 @@
-"""``RateLimit`` / ``RateLimit-Policy`` headers (HTTP structured-field lists).
+"""``RateLimit`` / ``RateLimit-Policy`` headers (HTTP structured-field lists), and ``Retry-After``.
 
 ``RateLimit: "minute";r=0;t=12, "hour";r=2800;t=1812`` gives, per window, the remaining
 requests ``r`` and seconds until reset ``t``; ``RateLimit-Policy: "minute";q=60;w=60, ...``
@@ -8,8 +8,10 @@ The emulator formats these headers with the same module.
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ __all__ = [
     "parse_rate_limit_headers",
     "format_ratelimit",
     "format_ratelimit_policy",
+    "parse_retry_after",
 ]
 
 
@@ -196,3 +199,19 @@ def format_ratelimit(windows: Iterable[tuple[str, int, int]]) -> str:
 def format_ratelimit_policy(windows: Iterable[tuple[str, int, int]]) -> str:
     """``[(name, quota, window_seconds), ...]`` → a ``RateLimit-Policy`` header value."""
     return _format(windows, "q", "w")
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: an integer, or an HTTP date turned into a delay."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -11,10 +11,8 @@ sleep: their ``request`` and ``stream`` share one send loop each.
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import json
 import logging
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -23,6 +21,7 @@ import httpx
 from pydantic import ValidationError
 
 from podbook import __version__
+from podbook.api.ratelimit import parse_retry_after
 from podbook.client.config import Settings
 from podbook.errors import (
     APIError,
@@ -46,7 +45,6 @@ __all__ = [
     "RetryPolicy",
     "call_result",
     "error_from_response",
-    "parse_retry_after",
 ]
 
 T = TypeVar("T")
@@ -166,22 +164,6 @@ class RetryPolicy:
         if not (call.idempotent or never_sent):
             return None
         return self._within_budget(attempt, waited, self.backoff_delay(attempt))
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: an integer, or an HTTP date turned into a delay."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _scrub(text: str, secret: str | None) -> str:

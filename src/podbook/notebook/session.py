@@ -99,10 +99,10 @@ class NotebookSession:
         from podbook.notebook.refresher import Refresher
 
         if local:  # what the first magic's answer needs, imported while the emulator boots
-            import podbook.client._sync  # noqa: F401
             import podbook.notebook.pods.cluster  # noqa: F401
             import podbook.notebook.pods.panel  # noqa: F401
             import podbook.notebook.pods.podlist  # noqa: F401
+            from podbook.client import Client  # noqa: F401 - the lazy name loads the client
 
         self.shell = shell
         self.presenter = Presenter(shell)

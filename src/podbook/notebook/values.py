@@ -137,7 +137,7 @@ NAME = value_type(_identifier, "a Python variable name (not one the shell uses, 
 
 
 def _ready(text: str) -> tuple[str, ...]:
-    from podbook.client._readiness import parse_ready
+    from podbook.client.readiness import parse_ready
     from podbook.errors import InvalidRequest
 
     try:

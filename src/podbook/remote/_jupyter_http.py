@@ -2,7 +2,7 @@
 (the ``/login`` form with its ``_xsrf`` cookie), the kernels and sessions REST API, and the
 address and cookies of a kernel's WebSocket.
 
-The password is held as a :class:`podbook.client._secret.Secret` and sent only in the login
+The password is held as a :class:`podbook.client.config.Secret` and sent only in the login
 form; no message, repr or log line carries it or a cookie.
 """
 
@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
-from podbook.client._secret import Secret
+from podbook.client.config import Secret
 from podbook.errors import (
     JupyterAuthFailed,
     JupyterNotAnswering,

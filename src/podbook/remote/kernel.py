@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from podbook.client._secret import Secret, SecretLike, reveal
+from podbook.client.config import Secret, SecretLike, reveal
 from podbook.errors import (
     JupyterAuthFailed,
     KernelConnectionLost,

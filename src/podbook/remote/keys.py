@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import asyncssh
 
-from podbook.client._home import default_home
+from podbook.client.config import default_home
 
 if TYPE_CHECKING:
     from podbook.client import Client

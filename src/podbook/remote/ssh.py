@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import asyncssh
 
-from podbook.client._home import default_home
+from podbook.client.config import default_home
 from podbook.errors import PodbookError
 from podbook.remote import loop
 from podbook.remote.keys import SshKeyPair, find_key, is_registered, load_key

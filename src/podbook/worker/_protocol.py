@@ -126,8 +126,8 @@ class WorkerChannel:
     the user's key as ``Bearer``), posts are spread over :data:`POOL_SHARD_JOBS`-job
     connection pools, a result is retried for about a minute (:data:`POST_RETRY_DELAYS`,
     5xx and dropped connections, a POST included) and each try tells :attr:`contact` whether
-    the broker answered; a 429's ``Retry-After`` is read by the client's parser
-    (:func:`~podbook.client._core.parse_retry_after`).
+    the broker answered; a 429's ``Retry-After`` is read with the parser the client uses
+    (:func:`~podbook.api.ratelimit.parse_retry_after`).
     """
 
     def __init__(
@@ -180,8 +180,8 @@ class WorkerChannel:
         status = response.status_code
         if status >= 400:
             retry_after = 0.0
-            if status == 429:  # the client's parser, imported only when throttled (pydantic)
-                from podbook.client._core import parse_retry_after
+            if status == 429:  # imported only when throttled (podbook.api loads pydantic)
+                from podbook.api.ratelimit import parse_retry_after
 
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 retry_after = DEFAULT_THROTTLE_SECONDS if retry_after is None else retry_after

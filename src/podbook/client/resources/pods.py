@@ -204,7 +204,7 @@ class PodWatch:
         clock: Callable[[], float] = time.monotonic,
         ready: Any = None,
     ) -> None:
-        from podbook.client._readiness import parse_ready
+        from podbook.client.readiness import parse_ready
 
         wanted = wanted.upper()
         self.ready = parse_ready(ready)
@@ -268,7 +268,7 @@ class PodWatch:
 
     def is_ready(self, pod: Any) -> bool:
         """Whether every service of ``ready`` answers on ``pod`` (probes: blocking)."""
-        from podbook.client._readiness import not_ready
+        from podbook.client.readiness import not_ready
 
         self.pending = not_ready(pod, self.ready) if self.ready else []
         return not self.pending
@@ -392,7 +392,7 @@ class Pods(_PodLogs["LogStream"], SyncResource):
 
         ``ready`` (with ``RUNNING``): also wait until these services answer at the addresses
         of the pod's record: ``"ssh"`` (its SSH server's banner), ``"jupyter"`` (its login
-        page), a port such as ``"8000/http"`` or ``"5432/tcp"`` (``podbook.client._readiness``).
+        page), a port such as ``"8000/http"`` or ``"5432/tcp"`` (``podbook.client.readiness``).
 
         Raises :class:`~podbook.errors.WaitTimeout` after ``timeout`` seconds (naming the
         last status, or what was not ready) and :class:`~podbook.errors.WaitFailed` as soon

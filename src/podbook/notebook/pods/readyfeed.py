@@ -2,7 +2,7 @@
 
 A pod reads RUNNING once its main process starts; its SSH server, its Jupyter and whatever
 listens on its ports come up after. :meth:`ReadyFeed.request` (called from the refresher's
-tick) probes them (:mod:`podbook.client._readiness`) on a worker thread: every
+tick) probes them (:mod:`podbook.client.readiness`) on a worker thread: every
 :data:`WAITING_SECONDS` while one is not ready, every :data:`READY_SECONDS` once all are,
 never while the pod is not RUNNING. The panel gets ``{name: {"state", "note"}}``: ``ready``
 or ``waiting`` for ``ssh`` and ``jupyter``, ``listening`` or ``waiting`` for each other port.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from podbook.client._readiness import not_ready
+from podbook.client.readiness import not_ready
 
 WAITING_SECONDS = 1.0
 READY_SECONDS = 15.0
