@@ -93,3 +93,25 @@ def test_an_emptied_table_is_released_and_a_full_one_kept() -> None:
     memory.release_if_empty(emptied, full)
     assert sys.getsizeof(emptied) < grown_size / 100
     assert full == {"a": 1}
+
+
+def test_the_trim_after_a_burst_collects_first_only_when_little_is_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full collection empties the interpreter's free lists before the trim, but only on a
+    small heap: on a large one it would stall the loop for seconds."""
+    steps: list[str] = []
+    monkeypatch.setattr(memory, "trim", lambda: steps.append("trim"))
+    monkeypatch.setattr(memory.gc, "collect", lambda *_: steps.append("collect") or 0)
+    held = {"jobs": 50_000}
+
+    async def bursts() -> None:
+        releases = memory.TrimAfterRelease(every=10, quiet=0.05, small=lambda: held["jobs"] < 10)
+        releases.released(10)
+        await asyncio.sleep(0.2)
+        held["jobs"] = 0
+        releases.released(10)
+        await asyncio.sleep(0.2)
+
+    asyncio.run(bursts())
+    assert steps == ["trim", "collect", "trim"]

@@ -63,6 +63,9 @@ log = logging.getLogger("podbook.emulator.broker")
 
 MAX_CRASH_RETRIES = 2
 """How often a job goes back to the queue when the worker running it dies (then FAILED)."""
+SMALL_HEAP_JOBS = 10_000
+"""Jobs held at most for the trim after a burst to collect first (:class:`TrimAfterRelease`):
+a full collection then takes tens of milliseconds, not the seconds of a million jobs."""
 
 
 def now_ms() -> int:
@@ -82,7 +85,7 @@ class Broker:
         self.on_job_ended: Callable[[Job], None] | None = None
         self.on_demand: Callable[[EndpointQueue], None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._trims = TrimAfterRelease()
+        self._trims = TrimAfterRelease(small=lambda: len(self.jobs) <= SMALL_HEAP_JOBS)
         self.closing = False
         self.unconfirmed: set[str] = set()
         """Restored IN_PROGRESS jobs their worker has not yet claimed (see the module doc)."""
