@@ -1,7 +1,7 @@
 """Cost that stays flat as the work grows: a backlog's drain and ``/health`` (issue 21 §5).
 
-Run: ``.venv/bin/python bench/scale.py`` (100,000 jobs, about two minutes; ``--jobs 1000000``
-draws the curve to a million, about twenty). One emulator process (``--runtime none``, its
+Run: ``.venv/bin/python bench/scale.py`` (100,000 jobs, about four minutes; ``--jobs 1000000``
+draws the curve to a million, about thirty-five). One emulator process (``--runtime none``, its
 queue rate limits raised: the figures are the queue's, not the seed's limits) and one
 ``podbook worker`` with a trivial handler:
 
