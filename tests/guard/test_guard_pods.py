@@ -60,7 +60,9 @@ def test_idle_stop_stops_a_pod_with_nothing_open_within_5_to_10_s(guard_client: 
     assert fired.describe() == "stopped after 5s idle"
     assert fired.state == "fired" and fired.reason == "idle"
     assert fired.text == "stopped after 5s idle"
-    assert fired.deadline - fired.started == 5  # idle from its start: nothing was open
+    # idle from the guard's first look (at RUNNING, or a second or two later under load):
+    # nothing was open
+    assert 5 <= fired.deadline - fired.started <= 7
     again = guard_client.pods.get(pod.id)
     assert again.cost == 0.0  # billing stopped
     guard_client.pods.terminate(pod.id)
@@ -174,7 +176,7 @@ def test_stop_then_start_arms_the_guard_again(guard_client: Client) -> None:
     armed = [r for r in guard_lines(guard_client, pod.id) if r.state == "armed"]
     assert len(fired) == 2 and len(armed) == 2
     assert fired[1].started > fired[0].started
-    assert fired[1].deadline - fired[1].started == 3
+    assert 3 <= fired[1].deadline - fired[1].started <= 5  # idle from the guard's first look
     guard_client.pods.terminate(pod.id)
 
 

@@ -190,7 +190,9 @@ def test_a_gpu_under_the_utilization_threshold_lets_the_pod_stop(
         assert not [r for r in reports if r.state == "busy"]
         assert reports[-1].state == "fired" and reports[-1].reason == "idle"
         assert reports[-1].text == "stopped after 4s idle"
-        assert reports[-1].deadline - reports[-1].started == 4  # idle from its start
+        # idle from the guard's first look at the pod: at RUNNING, or a second or two later
+        # on a loaded machine (CI run 23); a busy GPU would have put it off for good
+        assert 4 <= reports[-1].deadline - reports[-1].started <= 6
 
 
 def test_without_curl_the_guard_stops_the_pod_through_python3(
@@ -207,6 +209,6 @@ def test_without_curl_the_guard_stops_the_pod_through_python3(
     fired = reports[-1]
     assert (fired.state, fired.reason) == ("fired", "idle")
     assert fired.text == "stopped after 5s idle"  # the same line as with curl
-    assert fired.deadline - fired.started == 5
+    assert 5 <= fired.deadline - fired.started <= 7  # idle from the guard's first look
     assert read_status(tools_client, pod.id) == fired
     assert tools_client.pods.get(pod.id).cost == 0.0  # billing stopped
