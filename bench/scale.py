@@ -41,8 +41,8 @@ from _common import Emulator, emulator, percentile_ms, podbook_worker, queue_lim
 
 LIMITS = queue_limits(("run", "runsync", "status", "requests"), 100_000_000, 1000)
 REST_SECONDS = 3.0
-# The longest time to live (7 days; 100 min at the least time scale): queueing a million jobs takes
-# longer than the default day (14.4 min), which would expire the first ones before the drain.
+# The longest time to live (7 days; 100 min at the least time scale): queueing a million jobs
+# takes longer than the default day (14.4 min), which would expire the first ones before the drain.
 TTL_MS = 7 * 24 * 3600 * 1000
 RETENTION_S = 30 * 60  # a /run result's retention on the service
 
@@ -120,6 +120,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=100_000, help="backlog (default 100,000)")
     args = parser.parse_args()
     levels = [n for n in (1_000, 10_000, 100_000, 1_000_000) if n < args.jobs] + [args.jobs]
+    scale = time_scale(args.jobs)
     print(
         f"scale bench: load average {os.getloadavg()[0]:.2f} at start, {os.cpu_count()} cores;"
         f" a backlog of {args.jobs:,} jobs, one podbook worker"
@@ -128,7 +129,7 @@ def main() -> int:
         root = Path(tmp)
         handler = root / "handler.py"
         handler.write_text(HANDLER)
-        extra = [*LIMITS, "--queue-time-scale", str(time_scale(args.jobs))]
+        extra = [*LIMITS, "--queue-time-scale", str(scale)]
         with emulator(root, extra) as emu, emu.http() as http:
             endpoint_id = emu.create_endpoint("scale")
             start_rss = emu.resident_mb()
@@ -172,7 +173,7 @@ def main() -> int:
         f" emulator {after_rss:.0f} MB after it"
     )
     print("  jobs/s per tenth of the backlog: " + ", ".join(f"{r:,.0f}" for r in rates))
-    retention = RETENTION_S * time_scale(args.jobs)
+    retention = RETENTION_S * scale
     if drain_seconds > retention:
         print(
             f"  note: the drain outlasted a result's retention ({retention:.0f} s here): its"

@@ -171,14 +171,19 @@ def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
+def ruled_by(module: str, rules: dict[str, list[str]]) -> str | None:
+    """The most specific rule whose source holds ``module`` (None: no rule does)."""
+    owners = [source for source in rules if _within(module, source)]
+    return max(owners, key=len) if owners else None
+
+
 def layer_breaks(graph: dict[str, set[str]], rules: dict[str, list[str]]) -> list[str]:
     """Every import the rules do not allow: ``a -> b``."""
     broken = []
     for module, targets in sorted(graph.items()):
-        owners = [source for source in rules if _within(module, source)]
-        if not owners:
+        owner = ruled_by(module, rules)
+        if owner is None:
             continue
-        owner = max(owners, key=len)  # the most specific rule
         allowed = rules[owner]
         if "podbook.*" in allowed:
             continue
@@ -213,20 +218,17 @@ def private_breaks(graph: dict[str, set[str]], rules: dict[str, list[str]]) -> l
     outside ``podbook.client``) that the importer's layer rule does not name outright."""
     broken = []
     for module, targets in sorted(graph.items()):
-        owners = [source for source in rules if _within(module, source)]
-        allowed = rules[max(owners, key=len)] if owners else []
+        owner = ruled_by(module, rules)
+        allowed = rules[owner] if owner is not None else []
         if "podbook.*" in allowed:
             continue
         for target in sorted(targets):
             parts = target.split(".")
-            private = [i for i, part in enumerate(parts) if part.startswith("_") and i > 0]
-            if not private:
-                continue
-            package = ".".join(parts[: private[0]])
-            named = [a for a in allowed if a.count(".") >= private[0] and _within(target, a)]
-            if _within(module, package) or named:
-                continue
-            broken.append(f"{module} -> {target}")
+            depth = next((i for i, part in enumerate(parts) if i and part.startswith("_")), None)
+            if depth is None or _within(module, ".".join(parts[:depth])):
+                continue  # not private, or private to the importer's own package
+            if not any(a.count(".") >= depth and _within(target, a) for a in allowed):
+                broken.append(f"{module} -> {target}")
     return broken
 
 
